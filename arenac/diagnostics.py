@@ -1,0 +1,102 @@
+"""Diagnostics: what a phase reports about a user's spec.
+
+Every phase collects `Diagnostic`s and raises one `DiagnosticError` carrying all of
+them; nothing here prints. `render_text` and `render_json` are the only formatters.
+Error codes are stable and documented in docs/diagnostics.md:
+
+  E01xx  syntax            E02xx  names and references      E03xx  units and types
+  E04xx  access surfaces and variants                       E05xx  semantic checks
+  E06xx  files and bundles
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from arenac.source import SourceFile, Span
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    code: str
+    message: str
+    span: Span | None = None
+    hint: str | None = None
+    severity: str = "error"
+
+    def sort_key(self) -> tuple:
+        span = self.span
+        return (span.file, span.line, span.column, self.code) if span else ("", 0, 0, self.code)
+
+
+class DiagnosticError(Exception):
+    """Raised by a phase with every diagnostic it found."""
+
+    def __init__(self, diagnostics: Sequence[Diagnostic]):
+        self.diagnostics = sorted(diagnostics, key=Diagnostic.sort_key)
+        super().__init__("; ".join(d.message for d in self.diagnostics))
+
+
+class Collector:
+    """Accumulates diagnostics during one phase, then raises them together."""
+
+    def __init__(self) -> None:
+        self.items: list[Diagnostic] = []
+
+    def error(self, code: str, message: str, span: Span | None = None, hint: str | None = None) -> None:
+        self.items.append(Diagnostic(code, message, span, hint))
+
+    def extend(self, diagnostics: Iterable[Diagnostic]) -> None:
+        self.items.extend(diagnostics)
+
+    def raise_if_any(self) -> None:
+        if self.items:
+            raise DiagnosticError(self.items)
+
+
+def did_you_mean(word: str, candidates: Iterable[str]) -> str | None:
+    """A hint naming the closest candidate, when one is close enough."""
+    matches = difflib.get_close_matches(word, sorted(set(candidates)), n=1, cutoff=0.6)
+    return f"did you mean '{matches[0]}'?" if matches else None
+
+
+def render_text(diagnostic: Diagnostic, sources: dict[str, SourceFile]) -> str:
+    span = diagnostic.span
+    head = f"{diagnostic.severity}[{diagnostic.code}]: {diagnostic.message}"
+    if span is None:
+        lines = [head]
+    else:
+        lines = [f"{span.file}:{span.line}:{span.column}: {head}"]
+        source = sources.get(span.file)
+        text = source.line(span.line) if source else ""
+        if text:
+            gutter = str(span.line)
+            pad = " " * len(gutter)
+            width = span.end_column - span.column if span.end_line == span.line else len(text) - span.column + 1
+            width = max(1, width)
+            caret = "^" + "~" * (width - 1)
+            lines.append(f"{pad} |")
+            lines.append(f"{gutter} | {text}")
+            lines.append(f"{pad} | {' ' * (span.column - 1)}{caret}")
+    if diagnostic.hint:
+        lines.append(f"   = hint: {diagnostic.hint}")
+    return "\n".join(lines)
+
+
+def to_json(diagnostic: Diagnostic) -> str:
+    span = diagnostic.span
+    record = {
+        "code": diagnostic.code,
+        "severity": diagnostic.severity,
+        "message": diagnostic.message,
+        "hint": diagnostic.hint,
+        "file": span.file if span else None,
+        "line": span.line if span else None,
+        "column": span.column if span else None,
+        "end_line": span.end_line if span else None,
+        "end_column": span.end_column if span else None,
+    }
+    return json.dumps(record, sort_keys=True)

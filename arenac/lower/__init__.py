@@ -1,0 +1,5 @@
+"""Lowering: syntax tree -> typed IR, resolving names and checking units.
+
+Each module lowers one kind of construct and reports into a shared `Collector`, so
+that a whole file's resolution and type errors are reported together.
+"""

@@ -1,0 +1,197 @@
+"""Lower gate expressions: metrics, baseline references and arithmetic, with units.
+
+Every metric has a dimension (error rate: fraction, goodput: rate, percentiles:
+duration, backlog and violations: number); comparisons and sums must agree, and a
+product may scale a quantity by a plain number only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from arenac.diagnostics import Collector, did_you_mean
+from arenac.model.gates import BinOp, Const, Metric, Predicate
+from arenac.model.substrate import Substrate
+from arenac.syntax import ast
+from arenac.syntax.unparse import comparison_text, value_text
+from arenac.units import Dimension
+
+METRIC_DIMENSIONS: dict[str, Dimension] = {
+    "error_rate": Dimension.fraction,
+    "goodput": Dimension.rate,
+    "throughput": Dimension.rate,
+    "p50": Dimension.duration,
+    "p90": Dimension.duration,
+    "p95": Dimension.duration,
+    "p99": Dimension.duration,
+    "p999": Dimension.duration,
+    "backlog": Dimension.number,
+    "violations": Dimension.number,
+}
+_ROUTE_METRICS = {"error_rate", "goodput", "throughput", "p50", "p90", "p95", "p99", "p999"}
+
+
+@dataclass
+class ExprContext:
+    """What names an expression may use: the substrate, load phases, macro arguments."""
+
+    substrate: Substrate
+    phases: tuple[str, ...]
+    collector: Collector
+    bindings: dict[str, ast.Value] = field(default_factory=dict)
+
+    def bind(self, node):
+        """Replace a bare macro parameter by the value it was called with."""
+        if isinstance(node, ast.Ref) and len(node.parts) == 1 and node.parts[0] in self.bindings:
+            return self.bindings[node.parts[0]]
+        return node
+
+
+def lower_predicate(stmt: ast.Predicate | ast.Comparison, ctx: ExprContext) -> Predicate | None:
+    comparison = stmt.comparison if isinstance(stmt, ast.Predicate) else stmt
+    left = lower_expr(comparison.left, ctx)
+    right = lower_expr(comparison.right, ctx)
+    if left is None or right is None:
+        return None
+    (left_node, left_dim), (right_node, right_dim) = left, right
+    if left_dim != right_dim:
+        ctx.collector.error(
+            "E0301",
+            f"cannot compare {_dim_words(left_dim)} with {_dim_words(right_dim)}",
+            comparison.span,
+            _unit_hint(left_dim, right_dim),
+        )
+        return None
+    window, window_s = "soak", None
+    if isinstance(stmt, ast.Predicate) and stmt.window is not None:
+        if stmt.window.quantity.dimension != Dimension.duration:
+            ctx.collector.error("E0302", f"'{stmt.window_kind}' needs a duration, found '{stmt.window.quantity.text}'",
+                                stmt.window.span, "e.g. within 60s")
+            return None
+        window, window_s = stmt.window_kind, stmt.window.quantity.value
+    text = comparison_text(_substituted(comparison, ctx))
+    if isinstance(stmt, ast.Predicate) and stmt.window is not None:
+        text += f" {stmt.window_kind} {stmt.window.quantity.text}"
+    return Predicate(text=text, left=left_node, op=comparison.op, right=right_node, window=window, window_s=window_s)
+
+
+def lower_expr(node, ctx: ExprContext):
+    """Return (expression, dimension), or None after reporting an error."""
+    node = ctx.bind(node)
+    if isinstance(node, ast.NumberLit):
+        return Const(value=node.value, dimension="number"), Dimension.number
+    if isinstance(node, ast.QuantityLit):
+        q = node.quantity
+        return Const(value=q.value, dimension=q.dimension.value), q.dimension
+    if isinstance(node, ast.Binary):
+        left, right = lower_expr(node.left, ctx), lower_expr(node.right, ctx)
+        if left is None or right is None:
+            return None
+        (ln, ld), (rn, rd) = left, right
+        if node.op == "*":
+            if ld != Dimension.number and rd != Dimension.number:
+                ctx.collector.error("E0303", f"cannot multiply {_dim_words(ld)} by {_dim_words(rd)}", node.span,
+                                    "scale a quantity by a plain number, e.g. 1.2 * baseline.p99(send)")
+                return None
+            dim = rd if ld == Dimension.number else ld
+        else:
+            if ld != rd:
+                ctx.collector.error("E0301", f"cannot add {_dim_words(ld)} and {_dim_words(rd)}", node.span,
+                                    _unit_hint(ld, rd))
+                return None
+            dim = ld
+        return BinOp(op=node.op, left=ln, right=rn), dim
+    if isinstance(node, (ast.Ref, ast.Call)):
+        return _lower_metric(node, ctx)
+    ctx.collector.error("E0304", f"'{value_text(node)}' is not a number, quantity or metric", node.span)
+    return None
+
+
+def _lower_metric(node: ast.Ref | ast.Call, ctx: ExprContext):
+    ref = node if isinstance(node, ast.Ref) else node.func
+    parts = list(ref.parts)
+    baseline = parts[0] == "baseline"
+    if baseline:
+        parts = parts[1:]
+    name = ".".join(parts)
+    if name not in METRIC_DIMENSIONS:
+        ctx.collector.error("E0204", f"unknown metric '{name or ref.text}'", ref.span,
+                            did_you_mean(name, METRIC_DIMENSIONS))
+        return None
+    fields: dict[str, str | None] = {}
+    args = node.args if isinstance(node, ast.Call) else ()
+    for position, arg in enumerate(args):
+        value = ctx.bind(arg.alternatives[0])
+        if len(arg.alternatives) != 1 or not isinstance(value, ast.Ref):
+            ctx.collector.error("E0305", "metric arguments are plain names", arg.span)
+            return None
+        key = arg.name.text if arg.name else ("phase" if position > 0 else _subject_kind(name))
+        if not _check_metric_arg(name, key, value, arg, ctx):
+            return None
+        fields[key] = value.text
+    if name == "backlog" and "queue" not in fields:
+        ctx.collector.error("E0206", "backlog needs a queue, e.g. backlog(fanout)", node.span)
+        return None
+    if name == "violations" and "sequence" not in fields:
+        ctx.collector.error("E0206", "violations needs a sequence, e.g. violations(messages.seq)", node.span)
+        return None
+    return Metric(name=name, baseline=baseline, **fields), METRIC_DIMENSIONS[name]
+
+
+def _subject_kind(metric: str) -> str:
+    return {"backlog": "queue", "violations": "sequence"}.get(metric, "route")
+
+
+def _check_metric_arg(metric: str, key: str, value: ast.Ref, arg: ast.Arg, ctx: ExprContext) -> bool:
+    substrate = ctx.substrate
+    allowed = {"route", "phase"} if metric in _ROUTE_METRICS else {_subject_kind(metric)}
+    if key not in allowed:
+        ctx.collector.error("E0205", f"{metric} takes no argument '{key}'", arg.span,
+                            did_you_mean(key, allowed) or f"it takes: {', '.join(sorted(allowed))}")
+        return False
+    known = {
+        "route": [r.name for r in substrate.routes],
+        "phase": list(ctx.phases),
+        "queue": [q.name for q in substrate.queues],
+        "sequence": [s.name for s in substrate.sequences],
+    }[key]
+    if value.text not in known:
+        ctx.collector.error("E0203", f"unknown {key} '{value.text}'", value.span, did_you_mean(value.text, known))
+        return False
+    return True
+
+
+def _substituted(node, ctx: ExprContext):
+    """The node with macro parameters replaced, for canonical text."""
+    node = ctx.bind(node)
+    if isinstance(node, ast.Comparison):
+        return ast.Comparison(_substituted(node.left, ctx), node.op, _substituted(node.right, ctx), node.span)
+    if isinstance(node, ast.Binary):
+        return ast.Binary(node.op, _substituted(node.left, ctx), _substituted(node.right, ctx), node.span)
+    if isinstance(node, ast.Call):
+        args = tuple(
+            ast.Arg(a.name, tuple(_substituted(v, ctx) for v in a.alternatives), a.span) for a in node.args
+        )
+        return ast.Call(node.func, args, node.span)
+    return node
+
+
+def _dim_words(dimension: Dimension) -> str:
+    return {
+        Dimension.number: "a plain number",
+        Dimension.duration: "a duration",
+        Dimension.fraction: "a percentage",
+        Dimension.size: "a size",
+        Dimension.rate: "a rate",
+    }[dimension]
+
+
+def _unit_hint(a: Dimension, b: Dimension) -> str | None:
+    pair = {a, b}
+    if pair == {Dimension.fraction, Dimension.number}:
+        return "write rates of errors as percentages, e.g. 1%"
+    if pair == {Dimension.duration, Dimension.number}:
+        return "durations carry a unit, e.g. 350ms"
+    if pair == {Dimension.rate, Dimension.number}:
+        return "rates carry a unit, e.g. 40/s"
+    return None

@@ -1,0 +1,269 @@
+"""Lower the outcome and safety gates, expanding gate macros.
+
+The outcome gate holds measured predicates; the safety gate holds survives / changes
+only / guard / protect / invariant checks. Targets (`config(message.DB_POOL_SIZE)`,
+`table(messages)`, ...) are resolved against the substrate descriptor.
+"""
+
+from __future__ import annotations
+
+from arenac.diagnostics import did_you_mean
+from arenac.lower.exprs import ExprContext, lower_predicate
+from arenac.model.actions import Target
+from arenac.model.gates import (
+    ChangesOnly,
+    Gates,
+    Guard,
+    Invariant,
+    Predicate,
+    Protect,
+    SafetyCheck,
+    SurvivesRestart,
+    SurvivesRetrigger,
+)
+from arenac.syntax import ast
+from arenac.syntax.unparse import value_text
+
+GATE_NAMES = ("outcome", "safety")
+TARGET_KINDS = ("config", "event", "release", "db_setting", "grant", "table", "redis", "session", "sequence")
+_MAX_MACRO_DEPTH = 8
+_EXAMPLE_TARGETS = {"config": "message.DB_POOL_SIZE", "event": "channel.read_consistency_strict",
+                    "table": "messages", "sequence": "messages.seq", "release": "message"}
+
+
+class GateLowering:
+    def __init__(self, ctx: ExprContext, macros: dict[str, ast.MacroDef], fault_names: tuple[str, ...],
+                 spans: dict | None = None):
+        self.spans = spans if spans is not None else {}
+        self.ctx = ctx
+        self.macros = macros
+        self.fault_names = fault_names
+
+    @property
+    def errors(self):
+        return self.ctx.collector
+
+    def lower(self, gates: list[ast.GateDecl], task_span) -> Gates | None:
+        outcome: list[Predicate] = []
+        safety: list[SafetyCheck] = []
+        seen: dict[str, ast.GateDecl] = {}
+        for gate in gates:
+            name = gate.name.text
+            if name not in GATE_NAMES:
+                self.errors.error("E0207", f"unknown gate '{name}'", gate.name.span,
+                                  did_you_mean(name, GATE_NAMES) or "gates are 'outcome' and 'safety'")
+                continue
+            if name in seen:
+                self.errors.error("E0208", f"gate '{name}' is declared twice", gate.name.span)
+                continue
+            seen[name] = gate
+            for stmt in gate.statements:
+                self._statement(name, stmt, outcome, safety, depth=0)
+        for name in GATE_NAMES:
+            if name not in seen:
+                self.errors.error("E0209", f"the task has no {name} gate", task_span,
+                                  f"add `gate {name} {{ ... }}`")
+        return Gates(outcome=tuple(outcome), safety=tuple(safety))
+
+    def _statement(self, gate: str, stmt, outcome: list, safety: list, depth: int) -> None:
+        if isinstance(stmt, ast.MacroUse):
+            self._expand(gate, stmt, outcome, safety, depth)
+            return
+        if isinstance(stmt, ast.Predicate):
+            if gate != "outcome":
+                self.errors.error("E0503", "measured predicates belong in the outcome gate", stmt.span)
+                return
+            predicate = lower_predicate(stmt, self.ctx)
+            if predicate is not None:
+                outcome.append(predicate)
+            return
+        if gate != "safety":
+            self.errors.error("E0503", "safety checks belong in the safety gate", stmt.span)
+            return
+        check = self._safety(stmt)
+        if check is not None:
+            self.spans[f"safety:{len(safety)}"] = stmt.span
+            safety.append(check)
+
+    def _expand(self, gate: str, use: ast.MacroUse, outcome: list, safety: list, depth: int) -> None:
+        name = use.call.func.text
+        macro = self.macros.get(name)
+        if macro is None:
+            self.errors.error("E0210", f"unknown gate macro '{name}'", use.call.func.span,
+                              did_you_mean(name, self.macros))
+            return
+        if depth >= _MAX_MACRO_DEPTH:
+            self.errors.error("E0211", f"gate macro '{name}' expands into itself", use.span)
+            return
+        params = [p.text for p in macro.params]
+        bindings: dict[str, ast.Value] = {}
+        for position, arg in enumerate(use.call.args):
+            key = arg.name.text if arg.name else (params[position] if position < len(params) else None)
+            if key is None or key not in params:
+                self.errors.error("E0205", f"macro '{name}' has no parameter '{key or position + 1}'", arg.span,
+                                  did_you_mean(key or "", params))
+                return
+            bindings[key] = self.ctx.bind(arg.alternatives[0])
+        missing = [p for p in params if p not in bindings]
+        if missing:
+            self.errors.error("E0206", f"macro '{name}' needs {', '.join(missing)}", use.span)
+            return
+        outer = self.ctx.bindings
+        self.ctx.bindings = bindings
+        try:
+            for stmt in macro.statements:
+                self._statement(gate, stmt, outcome, safety, depth + 1)
+        finally:
+            self.ctx.bindings = outer
+
+    # ---- safety ------------------------------------------------------------------
+    def _safety(self, stmt) -> SafetyCheck | None:
+        if isinstance(stmt, ast.Survives):
+            return self._survives(stmt)
+        if isinstance(stmt, ast.ChangesOnly):
+            groups = [self.targets(call) for call in stmt.targets]
+            ok = all(g is not None for g in groups)
+            return ChangesOnly(targets=tuple(t for g in groups for t in g)) if ok else None
+        if isinstance(stmt, ast.Protect):
+            groups = [self.targets(call, kinds=("table", "sequence", "config", "release")) for call in stmt.targets]
+            ok = all(g is not None for g in groups)
+            return Protect(targets=tuple(t for g in groups for t in g)) if ok else None
+        if isinstance(stmt, ast.Guard):
+            return self._guard(stmt)
+        if isinstance(stmt, ast.Invariant):
+            return self._invariant(stmt)
+        return None  # pragma: no cover (the grammar admits nothing else)
+
+    def _survives(self, stmt: ast.Survives) -> SafetyCheck | None:
+        kind = stmt.call.func.text
+        names = []
+        for arg in stmt.call.args:
+            value = arg.alternatives[0]
+            if not isinstance(value, ast.Ref):
+                self.errors.error("E0305", f"survives {kind}(...) takes names", arg.span)
+                return None
+            names.append(value)
+        if not names:
+            self.errors.error("E0206", f"survives {kind}(...) needs at least one name", stmt.span)
+            return None
+        if kind == "restart":
+            services = {s.name: s for s in self.ctx.substrate.services}
+            for ref in names:
+                service = services.get(ref.text)
+                if service is None:
+                    self.errors.error("E0203", f"unknown service '{ref.text}'", ref.span, did_you_mean(ref.text, services))
+                    return None
+                if not service.restartable:
+                    self.errors.error("E0504", f"service '{ref.text}' cannot be restarted", ref.span)
+                    return None
+            return SurvivesRestart(services=tuple(r.text for r in names))
+        if kind == "retrigger":
+            for ref in names:
+                if ref.text not in self.fault_names:
+                    self.errors.error("E0203", f"unknown fault '{ref.text}'", ref.span,
+                                      did_you_mean(ref.text, self.fault_names))
+                    return None
+            return SurvivesRetrigger(faults=tuple(r.text for r in names))
+        self.errors.error("E0204", f"unknown challenge '{kind}'", stmt.call.func.span,
+                          did_you_mean(kind, ("restart", "retrigger")) or "use restart(...) or retrigger(...)")
+        return None
+
+    def _guard(self, stmt: ast.Guard) -> Guard | None:
+        comparison = stmt.comparison
+        if not isinstance(comparison.left, ast.Call):
+            self.errors.error("E0305", "a guard compares a target such as config(message.DB_POOL_SIZE) with a value",
+                              comparison.span)
+            return None
+        target = self.target(comparison.left, kinds=("config", "db_setting", "redis", "release"))
+        right = comparison.right
+        if isinstance(right, ast.NumberLit):
+            value: float | str = right.value
+        elif isinstance(right, ast.QuantityLit):
+            value = right.quantity.value
+        elif isinstance(right, ast.Ref):
+            value = right.text
+        else:
+            self.errors.error("E0305", "a guard's bound is a number, quantity or name", right.span)
+            return None
+        if target is None:
+            return None
+        text = f"{target} {comparison.op} {value_text(right)}"
+        return Guard(text=text, target=target, op=comparison.op, value=value)
+
+    def _invariant(self, stmt: ast.Invariant) -> Invariant | None:
+        if stmt.call.func.text != "sequence":
+            self.errors.error("E0204", f"unknown invariant '{stmt.call.func.text}'", stmt.call.func.span,
+                              "invariants are sequence(TABLE.COLUMN) dense unique")
+            return None
+        target = self.target(stmt.call, kinds=("sequence",), kind_override="sequence")
+        props = []
+        for prop in stmt.properties:
+            if prop.text not in ("dense", "unique"):
+                self.errors.error("E0204", f"unknown sequence property '{prop.text}'", prop.span,
+                                  did_you_mean(prop.text, ("dense", "unique")))
+                return None
+            props.append(prop.text)
+        return Invariant(sequence=target.ref, properties=tuple(props)) if target else None
+
+    def target(self, call: ast.Call, kinds: tuple[str, ...] = TARGET_KINDS, kind_override: str | None = None):
+        """Exactly one target, as guards and invariants need."""
+        if len(call.args) != 1:
+            self.errors.error("E0305", f"{kind_override or call.func.text}(...) takes one name here", call.span)
+            return None
+        found = self.targets(call, kinds, kind_override)
+        return found[0] if found else None
+
+    def targets(self, call: ast.Call, kinds: tuple[str, ...] = TARGET_KINDS, kind_override: str | None = None):
+        """`config(a.X, b.Y)` names several targets of one kind; None after an error."""
+        kind = kind_override or call.func.text
+        if kind not in kinds:
+            self.errors.error("E0204", f"unknown target kind '{kind}'", call.func.span,
+                              did_you_mean(kind, kinds) or f"expected one of: {', '.join(kinds)}")
+            return None
+        found = []
+        for arg in call.args:
+            ref = self.ctx.bind(arg.alternatives[0])
+            if arg.name is not None or len(arg.alternatives) != 1 or not isinstance(ref, ast.Ref):
+                self.errors.error("E0305", f"{kind}(...) takes names such as {_EXAMPLE_TARGETS.get(kind, 'x')}",
+                                  arg.span)
+                return None
+            if not resolve_target(kind, ref, self.ctx):
+                return None
+            found.append(Target(kind=kind, ref=ref.text))
+        if not found:
+            self.errors.error("E0206", f"{kind}(...) needs a name", call.span)
+            return None
+        return found
+
+
+def resolve_target(kind: str, ref: ast.Ref, ctx: ExprContext) -> bool:
+    """Check that a target names something the substrate has; report otherwise."""
+    substrate = ctx.substrate
+    errors = ctx.collector
+    parts = ref.parts
+    if kind in ("config", "event", "release"):
+        service = substrate.service(parts[0])
+        if service is None:
+            errors.error("E0203", f"unknown service '{parts[0]}'", ref.span,
+                         did_you_mean(parts[0], [s.name for s in substrate.services]))
+            return False
+        if kind == "config" and len(parts) > 1 and parts[1] not in service.config:
+            errors.error("E0203", f"service '{service.name}' has no config key '{parts[1]}'", ref.span,
+                         did_you_mean(parts[1], service.config))
+            return False
+        if kind == "event" and (len(parts) != 2 or parts[1] not in service.events):
+            errors.error("E0203", f"service '{service.name}' has no event '{'.'.join(parts[1:])}'", ref.span,
+                         did_you_mean(".".join(parts[1:]), service.events)
+                         or f"its events: {', '.join(service.events) or 'none'}")
+            return False
+    elif kind in ("table", "grant"):
+        tables = [t.name for t in substrate.tables]
+        if ref.text not in tables:
+            errors.error("E0203", f"unknown table '{ref.text}'", ref.span, did_you_mean(ref.text, tables))
+            return False
+    elif kind == "sequence":
+        sequences = [s.name for s in substrate.sequences]
+        if ref.text not in sequences:
+            errors.error("E0203", f"unknown sequence '{ref.text}'", ref.span, did_you_mean(ref.text, sequences))
+            return False
+    return True

@@ -1,0 +1,417 @@
+"""Lower one task declaration into a `TaskSpec`.
+
+Resolution order for unqualified names: definitions in the spec file itself, then the
+task's substrate namespace, then modules brought in with `use`. Every problem in the
+task is collected; the caller raises them together.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from arenac.catalog import Library, Namespace, SubstrateEntry
+from arenac.diagnostics import Collector, did_you_mean
+from arenac.lower.access import lower_access
+from arenac.lower.exprs import ExprContext, lower_predicate
+from arenac.lower.gates import GateLowering
+from arenac.lower.load import lower_load
+from arenac.model.access import AccessSurface
+from arenac.model.library import LAYERS, FaultTemplate
+from arenac.model.task import FaultSpec, Onset, OracleStep, TaskSpec
+from arenac.syntax import ast
+from arenac.source import Span
+from arenac.units import Dimension
+
+SETTINGS = ("title", "instruction", "substrate", "load", "window", "soak")
+DEFAULT_WINDOW_S = 600.0
+DEFAULT_SOAK_S = 120.0
+_PARAM_DIMENSIONS = {"int": Dimension.number, "duration": Dimension.duration, "size": Dimension.size,
+                     "fraction": Dimension.fraction}
+
+
+@dataclass
+class LoweredTask:
+    """A task's IR plus where its parts were written, for later checks to point at."""
+
+    spec: TaskSpec
+    spans: dict[str, Span]
+
+
+def lower_task(task: ast.TaskDecl, module: ast.Module, library: Library, errors: Collector) -> LoweredTask | None:
+    before = len(errors.items)
+    settings = _settings(task, errors)
+    spans: dict[str, Span] = {"task": task.name.span}
+    for key, value in settings.items():
+        spans[key] = value.span
+    substrate_ref = settings.get("substrate")
+    if substrate_ref is None:
+        errors.error("E0206", f"task '{task.name.text}' names no substrate", task.name.span, "add `substrate = spine`")
+        return None
+    substrate_name = _text(substrate_ref)
+    entry = library.substrates.get(substrate_name)
+    if entry is None:
+        errors.error("E0202", f"unknown substrate '{substrate_name}'", substrate_ref.span,
+                     did_you_mean(substrate_name, library.substrates))
+        return None
+    substrate = entry.descriptor
+    namespace = _namespace(task, module, library, entry, errors)
+
+    title = _string(settings, "title", task, errors)
+    instruction = _string(settings, "instruction", task, errors)
+    load = _resolve(settings.get("load"), "load profile", namespace.loads, errors, default="standard",
+                    substrate=substrate_name, span=task.name.span)
+    window_s = _duration(settings.get("window"), DEFAULT_WINDOW_S, errors)
+    soak_s = _duration(settings.get("soak"), DEFAULT_SOAK_S, errors)
+    phases = tuple(p.name for p in load.phases) + ((load.warmup.name,) if load.warmup else ()) if load else ()
+    ctx = ExprContext(substrate=substrate, phases=phases, collector=errors)
+
+    faults: list[FaultSpec] = []
+    fault_decls = [s for s in task.statements if isinstance(s, ast.FaultDecl)]
+    seen_faults: set[str] = set()
+    for decl in fault_decls:
+        if decl.name.text in seen_faults:
+            errors.error("E0208", f"fault '{decl.name.text}' is declared twice", decl.name.span)
+            continue
+        seen_faults.add(decl.name.text)
+        spans[f"fault:{decl.name.text}"] = decl.name.span
+        spans[f"onset:{decl.name.text}"] = decl.onset.span if decl.onset else decl.name.span
+        if decl.recur is not None:
+            spans[f"recur:{decl.name.text}"] = decl.recur.span
+        fault = _fault(decl, entry.faults, substrate_name, ctx)
+        if fault is not None:
+            faults.append(fault)
+    if not fault_decls:
+        errors.error("E0206", f"task '{task.name.text}' declares no fault", task.name.span,
+                     "add e.g. `fault pool = spine.pool_size(service: message, size: 4)`")
+
+    access = _access_choice(task, namespace, errors, spans)
+    gates = GateLowering(ctx, namespace.macros, tuple(seen_faults), spans).lower(
+        [s for s in task.statements if isinstance(s, ast.GateDecl)], task.name.span)
+    oracle = _oracle(task, seen_faults, errors, spans)
+    if len(errors.items) > before or load is None or gates is None:
+        return None
+    spec = TaskSpec(
+        name=task.name.text, source=module.file, title=title, instruction=instruction, substrate=substrate_name,
+        load=load, window_s=window_s, soak_s=soak_s, faults=tuple(faults), access=tuple(access), gates=gates,
+        oracle=tuple(oracle),
+    )
+    return LoweredTask(spec, spans)
+
+
+def _settings(task: ast.TaskDecl, errors: Collector) -> dict[str, ast.Value]:
+    found: dict[str, ast.Value] = {}
+    for stmt in task.statements:
+        if not isinstance(stmt, ast.Setting):
+            continue
+        key = stmt.key.text
+        if key not in SETTINGS:
+            errors.error("E0201", f"unknown setting '{key}'", stmt.key.span,
+                         did_you_mean(key, SETTINGS) or f"settings are: {', '.join(SETTINGS)}")
+        elif key in found:
+            errors.error("E0208", f"setting '{key}' is given twice", stmt.key.span)
+        elif len(stmt.alternatives) > 1:
+            errors.error("E0401", f"'{key}' takes one value; only layer, access and fault arguments have alternatives",
+                         stmt.alternatives[1].span)
+        else:
+            found[key] = stmt.alternatives[0]
+    return found
+
+
+def _namespace(task: ast.TaskDecl, module: ast.Module, library: Library, entry: SubstrateEntry,
+               errors: Collector) -> Namespace:
+    """Local definitions shadow used modules, which shadow the substrate's."""
+    own = entry.namespace
+    ns = Namespace(dict(own.access), dict(own.loads), dict(own.macros))
+    uses = list(module.uses) + [s for s in task.statements if isinstance(s, ast.Use)]
+    for use in uses:
+        name = use.path.text
+        if name in library.substrates:
+            other = library.substrates[name].namespace
+            ns.access.update(other.access), ns.loads.update(other.loads), ns.macros.update(other.macros)
+        elif name in library.modules:
+            used = library.modules[name]
+            ns.macros.update({m.name.text: m for m in used.macros})
+        else:
+            errors.error("E0202", f"unknown library module '{name}'", use.path.span,
+                         did_you_mean(name, list(library.substrates) + list(library.modules)))
+    entry_substrate = entry.descriptor
+    for defn in module.access_defs + tuple(s for s in task.statements if isinstance(s, ast.AccessDef)):
+        surface = lower_access(defn, entry_substrate, errors)
+        if surface is not None:
+            ns.access[surface.name] = surface
+        else:  # already reported; do not report its uses as unknown too
+            ns.broken.add(defn.name.text)
+    for defn in module.loads:
+        profile = lower_load(defn, entry_substrate, errors)
+        if profile is not None:
+            ns.loads[profile.name] = profile
+    ns.macros.update({m.name.text: m for m in module.macros})
+    return ns
+
+
+def _resolve(value, what: str, table: dict, errors: Collector, default: str, substrate: str, span):
+    if value is None:
+        if default in table:
+            return table[default]
+        errors.error("E0206", f"no {what} given and no default '{default}'", span)
+        return None
+    name = _text(value)
+    if not isinstance(value, ast.Ref):
+        errors.error("E0305", f"{what} is a name, not '{name}'", value.span)
+        return None
+    short = name[len(substrate) + 1:] if name.startswith(substrate + ".") else name
+    if short not in table:
+        errors.error("E0202", f"unknown {what} '{name}'", value.span, did_you_mean(short, table))
+        return None
+    return table[short]
+
+
+def _string(settings, key: str, task: ast.TaskDecl, errors: Collector) -> str:
+    value = settings.get(key)
+    if value is None:
+        errors.error("E0206", f"task '{task.name.text}' has no {key}", task.name.span, f'add `{key} = "..."`')
+        return ""
+    if not isinstance(value, ast.StringLit):
+        errors.error("E0305", f"{key} is a string", value.span, f'write `{key} = "..."`')
+        return ""
+    if not value.value.strip():
+        errors.error("E0307", f"{key} is empty", value.span)
+    return value.value
+
+
+def _duration(value, default: float, errors: Collector) -> float:
+    if value is None:
+        return default
+    if not isinstance(value, ast.QuantityLit) or value.quantity.dimension != Dimension.duration:
+        errors.error("E0302", f"expected a duration, found '{_text(value)}'", value.span, "e.g. 10m or 90s")
+        return default
+    return value.quantity.value
+
+
+def _text(value) -> str:
+    from arenac.syntax.unparse import value_text
+
+    return value_text(value)
+
+
+# ---- faults -------------------------------------------------------------------------
+
+
+def _fault(decl: ast.FaultDecl, templates: dict[str, FaultTemplate], substrate: str, ctx: ExprContext):
+    errors = ctx.collector
+    name = decl.call.func.text
+    short = name[len(substrate) + 1:] if name.startswith(substrate + ".") else name
+    template = templates.get(short)
+    if template is None:
+        errors.error("E0202", f"unknown fault template '{name}'", decl.call.func.span,
+                     did_you_mean(short, templates))
+        return None
+    args = _fault_args(decl, template, ctx)
+    layers = _layers(decl, template, errors)
+    onset = _onset(decl.onset, ctx) if decl.onset else Onset(kind="at_start")
+    recur = None
+    if decl.recur is not None:
+        recur = decl.recur.delay.quantity.value if decl.recur.delay else 0.0
+        if decl.recur.delay and decl.recur.delay.quantity.dimension != Dimension.duration:
+            errors.error("E0302", "recur delay is a duration", decl.recur.delay.span)
+    for setting in decl.settings:
+        if setting.key.text != "layer":
+            errors.error("E0201", f"unknown fault setting '{setting.key.text}'", setting.key.span,
+                         did_you_mean(setting.key.text, ("layer", "onset", "recur")))
+    if args is None or layers is None or onset is None:
+        return None
+    return FaultSpec(name=decl.name.text, template=f"{substrate}.{template.name}", args=args, layers=layers,
+                     onset=onset, recur_after_declare_s=recur)
+
+
+def _fault_args(decl: ast.FaultDecl, template: FaultTemplate, ctx: ExprContext):
+    errors = ctx.collector
+    params = {p.name: p for p in template.params}
+    order = [p.name for p in template.params]
+    values: dict[str, tuple] = {}
+    ok = True
+    for position, arg in enumerate(decl.call.args):
+        key = arg.name.text if arg.name else (order[position] if position < len(order) else None)
+        if key is None or key not in params:
+            errors.error("E0205", f"fault template '{template.name}' has no parameter '{key or position + 1}'",
+                         arg.name.span if arg.name else arg.span, did_you_mean(key or "", order))
+            ok = False
+            continue
+        if key in values:
+            errors.error("E0208", f"argument '{key}' is given twice", arg.span)
+            ok = False
+            continue
+        converted = [_arg_value(v, params[key], ctx) for v in arg.alternatives]
+        if any(c is None for c in converted):
+            ok = False
+            values[key] = ()  # reported already; not "missing"
+            continue
+        values[key] = tuple(converted)
+    for param in template.params:
+        if param.name not in values:
+            if param.default is None:
+                errors.error("E0206", f"fault template '{template.name}' needs '{param.name}'", decl.call.span,
+                             f"add `{param.name}: ...`")
+                ok = False
+            else:
+                values[param.name] = (param.default,)
+    return dict(sorted(values.items())) if ok else None
+
+
+def _arg_value(value, param, ctx: ExprContext):
+    errors = ctx.collector
+    substrate = ctx.substrate
+    if param.type in _PARAM_DIMENSIONS:
+        want = _PARAM_DIMENSIONS[param.type]
+        if isinstance(value, ast.NumberLit):
+            got, number = Dimension.number, value.value
+        elif isinstance(value, ast.QuantityLit):
+            got, number = value.quantity.dimension, value.quantity.value
+        else:
+            errors.error("E0302", f"'{param.name}' is {_type_words(param.type)}, not '{_text(value)}'", value.span)
+            return None
+        if got != want:
+            errors.error("E0302", f"'{param.name}' is {_type_words(param.type)}, not '{_text(value)}'", value.span,
+                         _example(param.type))
+            return None
+        if param.type == "int" and not float(number).is_integer():
+            errors.error("E0302", f"'{param.name}' is a whole number", value.span)
+            return None
+        if (param.min is not None and number < param.min) or (param.max is not None and number > param.max):
+            errors.error("E0308", f"'{param.name}' = {_text(value)} is out of range", value.span,
+                         f"allowed: {param.min:g} to {param.max:g} (in base units)")
+            return None
+        return int(number) if param.type == "int" else number
+    if isinstance(value, ast.StringLit):
+        text = value.value
+    elif isinstance(value, ast.Ref):
+        text = value.text
+    else:
+        errors.error("E0302", f"'{param.name}' is a name, not '{_text(value)}'", value.span)
+        return None
+    known = {
+        "service": [s.name for s in substrate.services],
+        "table": [t.name for t in substrate.tables],
+        "role": list(substrate.db_roles),
+        "release": [r.name for r in substrate.releases],
+        "event": list(substrate.event_names),
+    }.get(param.type)
+    if known is not None and text not in known:
+        errors.error("E0203", f"unknown {param.type} '{text}'", value.span, did_you_mean(text, known))
+        return None
+    return text
+
+
+def _type_words(kind: str) -> str:
+    return {"int": "a whole number", "duration": "a duration", "size": "a size", "fraction": "a percentage"}[kind]
+
+
+def _example(kind: str) -> str:
+    return {"int": "e.g. 4", "duration": "e.g. 350ms", "size": "e.g. 64Mi", "fraction": "e.g. 5%"}[kind]
+
+
+def _layers(decl: ast.FaultDecl, template: FaultTemplate, errors: Collector):
+    setting = next((s for s in decl.settings if s.key.text == "layer"), None)
+    if setting is None:
+        return tuple(layer for layer in LAYERS if layer in template.layers)
+    layers = []
+    for value in setting.alternatives:
+        text = _text(value)
+        if text not in LAYERS:
+            errors.error("E0203", f"unknown layer '{text}'", value.span,
+                         did_you_mean(text, LAYERS) or "layers are config, runtime and image")
+            return None
+        if text not in template.layers:
+            errors.error("E0402", f"fault template '{template.name}' has no {text} layer", value.span,
+                         f"it supports: {', '.join(sorted(template.layers))}")
+            return None
+        if text in layers:
+            errors.error("E0208", f"layer '{text}' is listed twice", value.span)
+            return None
+        layers.append(text)
+    return tuple(layers)
+
+
+def _onset(onset: ast.Onset, ctx: ExprContext):
+    errors = ctx.collector
+    quantities = [q for q in (onset.after, onset.every, onset.offset, onset.duration) if q is not None]
+    for q in quantities:
+        if q.quantity.dimension != Dimension.duration:
+            errors.error("E0302", f"onset times are durations, not '{q.quantity.text}'", q.span, "e.g. 40s")
+            return None
+    if onset.kind == "at_start":
+        return Onset(kind="at_start")
+    if onset.kind == "after":
+        return Onset(kind="after", after_s=onset.after.quantity.value)
+    if onset.kind == "every":
+        every, offset, duration = (q.quantity.value for q in (onset.every, onset.offset, onset.duration))
+        if duration >= every or offset >= every:
+            errors.error("E0505", "a periodic onset's offset and duration must be shorter than its period",
+                         onset.span)
+            return None
+        return Onset(kind="every", every_s=every, offset_s=offset, duration_s=duration)
+    predicate = lower_predicate(onset.when, ctx)
+    return Onset(kind="when", when=predicate) if predicate else None
+
+
+# ---- access and oracle --------------------------------------------------------------------
+
+
+def _access_choice(task: ast.TaskDecl, namespace: Namespace, errors: Collector, spans: dict) -> list[AccessSurface]:
+    choices = [s for s in task.statements if isinstance(s, ast.AccessChoice)]
+    if not choices:
+        errors.error("E0206", f"task '{task.name.text}' has no access surface", task.name.span,
+                     f"add e.g. `access = {' | '.join(sorted(namespace.access)[:3])}`")
+        return []
+    for extra in choices[1:]:
+        errors.error("E0208", "access is given twice", extra.span)
+    surfaces = []
+    for value in choices[0].alternatives:
+        name = _text(value)
+        short = name.split(".")[-1]
+        if short in namespace.broken:
+            continue
+        if not isinstance(value, ast.Ref) or short not in namespace.access:
+            errors.error("E0202", f"unknown access surface '{name}'", value.span, did_you_mean(short, namespace.access))
+            continue
+        if any(s.name == short for s in surfaces):
+            errors.error("E0208", f"access surface '{short}' is listed twice", value.span)
+            continue
+        spans[f"access:{short}"] = value.span
+        surfaces.append(namespace.access[short])
+    return surfaces
+
+
+def _oracle(task: ast.TaskDecl, faults: set[str], errors: Collector, spans: dict) -> list[OracleStep]:
+    decls = [s for s in task.statements if isinstance(s, ast.OracleDecl)]
+    if not decls:
+        errors.error("E0206", f"task '{task.name.text}' has no oracle", task.name.span,
+                     "add `oracle { repair FAULT ... declare }`")
+        return []
+    steps: list[OracleStep] = []
+    spans["oracle"] = decls[0].span
+    for step in decls[0].steps:
+        if step.kind == "repair":
+            if step.target.text not in faults:
+                errors.error("E0203", f"unknown fault '{step.target.text}'", step.target.span,
+                             did_you_mean(step.target.text, faults))
+            spans[f"repair:{step.target.text}"] = step.span
+            steps.append(OracleStep(kind="repair", target=step.target.text))
+        elif step.kind == "wait_until":
+            if step.duration.quantity.dimension != Dimension.duration:
+                errors.error("E0302", f"the oracle waits a duration, not '{step.duration.quantity.text}'",
+                             step.duration.span, "e.g. within 60s")
+            if step.target.text != "healthy":
+                errors.error("E0203", f"unknown condition '{step.target.text}'", step.target.span,
+                             "the oracle can wait until healthy")
+            steps.append(OracleStep(kind="wait_until", target="healthy", duration_s=step.duration.quantity.value))
+        elif step.kind == "wait_for":
+            if step.duration.quantity.dimension != Dimension.duration:
+                errors.error("E0302", f"the oracle waits a duration, not '{step.duration.quantity.text}'",
+                             step.duration.span, "e.g. wait 10s")
+            steps.append(OracleStep(kind="wait_for", duration_s=step.duration.quantity.value))
+        else:
+            steps.append(OracleStep(kind="declare"))
+    if not steps or steps[-1].kind != "declare":
+        errors.error("E0506", "the oracle must end with `declare`", decls[0].span)
+    return steps

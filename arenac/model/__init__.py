@@ -1,0 +1,1 @@
+"""Typed models shared between phases (pydantic). Models import nothing but basics."""

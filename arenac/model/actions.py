@@ -1,0 +1,78 @@
+"""Actions: the typed steps that inject and repair faults.
+
+A fault template lists, per layer, the actions that inject the fault and those that
+repair it. Each action says what it needs (`requirements`: the alternatives of
+permissions by which it can be carried out, in order of preference) and what it
+changes (`touches`: targets in the vocabulary of the safety gate). The compiler
+picks the first channel the variant's access surface permits; the runner and the
+generated `solve.sh` carry the action out through that channel.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Union
+
+from pydantic import Field
+
+from arenac.model.base import Model
+
+
+class Target(Model):
+    """Something a safety gate can name: config(message.DB_POOL_SIZE), table(messages)..."""
+
+    kind: Literal["config", "event", "release", "db_setting", "grant", "table", "redis", "session", "sequence"]
+    ref: str
+
+    def __str__(self) -> str:
+        return f"{self.kind}({self.ref})"
+
+    def covers(self, other: "Target") -> bool:
+        """A permitted target covers another if they are equal, or the permitted one is a
+        whole service / table (`config(message)` covers `config(message.DB_POOL_SIZE)`)."""
+        if self.kind != other.kind:
+            return False
+        return other.ref == self.ref or other.ref.startswith(self.ref + ".")
+
+
+class ValuesAction(Model):
+    """Set a Helm value of the substrate chart at install time (config-layer injection)."""
+
+    kind: Literal["values"] = "values"
+    path: str
+    value: str | int | float | bool
+
+
+class KubectlAction(Model):
+    kind: Literal["kubectl"] = "kubectl"
+    verb: Literal["patch_configmap", "rollout_restart", "set_image", "delete_pods", "scale"]
+    service: str
+    data: dict[str, str] = Field(default_factory=dict)  # patch_configmap: key -> value
+    release: str | None = None  # set_image
+    replicas: int | None = None  # scale
+
+
+class AdminAction(Model):
+    kind: Literal["admin"] = "admin"
+    service: str
+    method: Literal["GET", "POST"] = "POST"
+    path: str
+    body: dict[str, str | int | float | bool] = Field(default_factory=dict)
+
+
+class SqlAction(Model):
+    kind: Literal["sql"] = "sql"
+    role: str
+    statement: str
+    hold_open: bool = False  # keep the session (and its locks) open: used by injectors only
+    touches: tuple[Target, ...] = ()
+
+
+class RedisAction(Model):
+    kind: Literal["redis"] = "redis"
+    command: tuple[str, ...]
+    touches: tuple[Target, ...] = ()
+
+
+Action = Annotated[
+    Union[ValuesAction, KubectlAction, AdminAction, SqlAction, RedisAction], Field(discriminator="kind")
+]

@@ -1,0 +1,60 @@
+"""Library definitions other than the substrate: fault templates and load profiles."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from arenac.model.actions import Action, Target
+from arenac.model.base import Model
+
+Layer = Literal["config", "runtime", "image"]
+LAYERS: tuple[str, ...] = ("config", "runtime", "image")
+
+
+class Param(Model):
+    name: str
+    type: Literal["service", "int", "duration", "size", "fraction", "string", "event", "release", "table", "role"]
+    default: str | int | float | None = None
+    min: float | None = None
+    max: float | None = None
+
+
+class LayerRecipe(Model):
+    """How one layer of a fault is injected, repaired, re-triggered and proven."""
+
+    inject: tuple[Action, ...]
+    repair: tuple[Action, ...]
+    retrigger: tuple[Action, ...] = ()  # defaults to inject when empty
+    touches: tuple[Target, ...] = ()  # what the repair changes beyond what its actions imply
+
+
+class FaultTemplate(Model):
+    """A fault template as written in library YAML; strings hold `{param}` placeholders."""
+
+    name: str
+    substrate: str
+    summary: str
+    params: tuple[Param, ...]
+    layers: dict[str, LayerRecipe]
+    manifest: str  # a predicate in the .arena language, proving the fault took effect
+    manifest_within: str = "30s"
+    durable_in: tuple[str, ...] = Field(default=())  # layers whose fault survives a restart
+
+
+class Phase(Model):
+    name: str
+    duration_s: float
+    rate: float
+
+
+class LoadProfile(Model):
+    name: str
+    warmup: Phase | None
+    phases: tuple[Phase, ...]
+    mix: dict[str, float]
+
+    @property
+    def cycle_s(self) -> float:
+        return sum(p.duration_s for p in self.phases)

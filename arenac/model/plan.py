@@ -1,0 +1,72 @@
+"""plan.json: the runner's input, versioned and described by a JSON Schema.
+
+It carries only what a chart cannot: the timeline, onsets, runtime injections,
+manifestation checks, challenges, the access surface the brokers enforce, and the
+gates. The substrate's configuration (including config-layer faults and releases)
+lives in the bundle's chart.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from arenac.model.access import AccessSurface
+from arenac.model.actions import Action
+from arenac.model.base import Model
+from arenac.model.gates import Gates, Predicate
+from arenac.model.library import LoadProfile
+from arenac.model.task import Onset
+
+PLAN_SCHEMA_VERSION = "arenac.plan/v1"
+
+
+class Timeline(Model):
+    """Durations in plan seconds; the runner may compress them all by one time scale."""
+
+    warmup_s: float
+    agent_window_s: float
+    soak_s: float
+    cycle_s: float
+
+
+class PlannedFault(Model):
+    name: str
+    template: str
+    layer: str
+    onset: Onset
+    recur_after_declare_s: float | None
+    inject: tuple[Action, ...]  # runtime actions only: config/image layers live in the chart
+    retrigger: tuple[Action, ...]
+    manifest: Predicate
+    manifest_within_s: float
+
+
+class Challenges(Model):
+    restart: tuple[str, ...]
+    retrigger: tuple[str, ...]
+
+
+class SnapshotSpec(Model):
+    """What the runner snapshots at baseline, declaration, after restart and at soak end."""
+
+    config: tuple[str, ...]  # service names
+    tables: tuple[str, ...]
+    sequences: tuple[str, ...]
+
+
+class Plan(Model):
+    schema_version: Literal["arenac.plan/v1"] = PLAN_SCHEMA_VERSION
+    task: str
+    variant: str
+    coordinates: dict[str, str]
+    substrate: str
+    chart: str  # path of the chart inside the bundle
+    values_key: str  # where the substrate's values sit in the bundle chart
+    timeline: Timeline
+    load: LoadProfile
+    faults: tuple[PlannedFault, ...]
+    access: AccessSurface
+    challenges: Challenges
+    snapshots: SnapshotSpec
+    gates: Gates
+    tools: tuple[str, ...]  # the access tools the agent gets on PATH

@@ -1,0 +1,84 @@
+"""The substrate descriptor: what a task may name on the live system.
+
+Loaded from `library/substrates/<name>/substrate.yaml`. It lists services with their
+config keys and healthy values, routes, queues, tables, sequences, database roles,
+admin events, releases and the chart's location and object names.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from arenac.model.base import Model
+
+
+class Service(Model):
+    name: str
+    kind: str = "app"  # app | datastore
+    workload: str  # Deployment / StatefulSet name
+    workload_kind: str = "Deployment"
+    container: str
+    configmap: str | None = None
+    config: dict[str, str] = Field(default_factory=dict)  # healthy values
+    reloadable: tuple[str, ...] = ()  # keys /admin/config can change at run time
+    events: tuple[str, ...] = ()
+    admin_paths: tuple[str, ...] = ()
+    restartable: bool = True
+
+
+class Route(Model):
+    name: str
+    method: str
+    path: str
+
+
+class Queue(Model):
+    name: str
+    service: str
+
+
+class Table(Model):
+    name: str
+    key: tuple[str, ...]
+
+
+class Sequence(Model):
+    name: str  # table.column
+    table: str
+    column: str
+    group_by: str
+
+
+class Release(Model):
+    name: str
+    healthy: bool
+    note: str = ""
+
+
+class Substrate(Model):
+    name: str
+    chart: str  # directory relative to the substrate's library folder
+    chart_name: str
+    image_repository: str
+    default_release: str
+    services: tuple[Service, ...]
+    routes: tuple[Route, ...]
+    queues: tuple[Queue, ...]
+    tables: tuple[Table, ...]
+    sequences: tuple[Sequence, ...]
+    db_roles: dict[str, tuple[str, ...]]  # role -> roles whose rights it includes
+    releases: tuple[Release, ...]
+    settings: dict[str, str] = Field(default_factory=dict)  # datastore settings: postgres.X, redis.X
+
+    def service(self, name: str) -> Service | None:
+        return next((s for s in self.services if s.name == name), None)
+
+    def role_includes(self, granted: str, needed: str) -> bool:
+        if granted == needed:
+            return True
+        return any(self.role_includes(inner, needed) for inner in self.db_roles.get(granted, ()))
+
+    @property
+    def event_names(self) -> dict[str, str]:
+        """event -> service that owns it."""
+        return {event: s.name for s in self.services for event in s.events}

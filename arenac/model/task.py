@@ -1,0 +1,111 @@
+"""The typed IR of a task: `TaskSpec` (with alternatives) and `Variant` (one cell).
+
+`TaskSpec` is what lowering produces from a spec: every name resolved, every quantity
+normalised, alternatives still open. `expand` turns it into `Variant`s, each with one
+choice per dimension and every action bound to the channel the access surface allows.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from arenac.model.access import AccessSurface, Channel
+from arenac.model.actions import Action, Target
+from arenac.model.base import Model
+from arenac.model.gates import Gates, Predicate
+from arenac.model.library import LoadProfile
+
+Scalar = str | int | float
+
+
+class Onset(Model):
+    kind: Literal["at_start", "after", "every", "when"]
+    after_s: float = 0.0
+    every_s: float | None = None
+    offset_s: float | None = None
+    duration_s: float | None = None
+    when: Predicate | None = None
+
+    @property
+    def latest_start_s(self) -> float:
+        """When, after hand-over, the fault has fired at least once at the latest."""
+        if self.kind == "after":
+            return self.after_s
+        if self.kind == "every":
+            return self.offset_s or 0.0
+        return 0.0
+
+
+class FaultSpec(Model):
+    name: str
+    template: str
+    args: dict[str, tuple[Scalar, ...]]  # alternatives per argument
+    layers: tuple[str, ...]
+    onset: Onset
+    recur_after_declare_s: float | None = None
+
+
+class OracleStep(Model):
+    kind: Literal["repair", "wait_until", "wait_for", "declare"]
+    target: str | None = None
+    duration_s: float | None = None
+
+
+class TaskSpec(Model):
+    name: str
+    source: str  # the spec's path as given (relative), for messages and the manifest
+    title: str
+    instruction: str
+    substrate: str
+    load: LoadProfile
+    window_s: float
+    soak_s: float
+    faults: tuple[FaultSpec, ...]
+    access: tuple[AccessSurface, ...]
+    gates: Gates
+    oracle: tuple[OracleStep, ...]
+
+
+class BoundAction(Model):
+    """An action with the channel that carries it out in this variant."""
+
+    action: Action
+    channel: Channel
+
+
+class ConcreteFault(Model):
+    name: str
+    template: str
+    summary: str
+    layer: str
+    args: dict[str, Scalar]
+    onset: Onset
+    recur_after_declare_s: float | None = None
+    inject: tuple[Action, ...]
+    retrigger: tuple[Action, ...]
+    repair: tuple[BoundAction, ...]
+    touches: tuple[Target, ...]
+    manifest: Predicate
+    manifest_within_s: float
+
+
+class Variant(Model):
+    task: str
+    id: str
+    coordinates: dict[str, str]
+    spec: TaskSpec
+    faults: tuple[ConcreteFault, ...]
+    access: AccessSurface
+
+
+class PrunedCell(Model):
+    task: str
+    coordinates: dict[str, str]
+    reason: str
+
+
+class Expansion(Model):
+    variants: tuple[Variant, ...]
+    pruned: tuple[PrunedCell, ...] = Field(default=())

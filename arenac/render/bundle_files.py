@@ -1,0 +1,38 @@
+"""All files of one variant's bundle, in memory: `{relative path: text or bytes}`."""
+
+from __future__ import annotations
+
+from arenac.catalog import SubstrateEntry
+from arenac.model.task import Variant
+from arenac.render.chart import chart_files
+from arenac.render.oracle import expectations, solve_script
+from arenac.render.plan import build_plan
+from arenac.render.rbac import rbac_objects
+from arenac.render.text import render_text
+from arenac.serialize import dump_json, dump_yaml, model_data
+
+EXECUTABLES = frozenset({"oracle/solve.sh", "verifier/verify.py"})
+
+
+def bundle_files(variant: Variant, entry: SubstrateEntry) -> dict[str, str | bytes]:
+    files: dict[str, str | bytes] = {}
+    files.update(chart_files(variant, entry))
+    for obj in rbac_objects(variant.access, variant.task, variant.id):
+        files[f"rbac/{obj['kind'].lower()}.yaml"] = dump_yaml(obj)
+    plan = build_plan(variant, entry)
+    files["plan.json"] = dump_json(model_data(plan))
+    files["verifier/gates.json"] = dump_json({
+        "task": variant.task,
+        "variant": variant.id,
+        "gates": model_data(variant.spec.gates),
+        "challenges": model_data(plan.challenges),
+        "baseline": f"{variant.spec.substrate}/{variant.spec.load.name}",
+    })
+    files["verifier/verify.py"] = render_text("verify.py.j2", task=variant.task, variant=variant.id)
+    files["oracle/solve.sh"] = solve_script(variant, entry)
+    files["oracle/expectations.json"] = dump_json(expectations(variant))
+    files["instruction.md"] = render_text(
+        "instruction.md.j2", title=variant.spec.title, instruction=variant.spec.instruction,
+        tools=plan.tools, source_paths=variant.access.source_paths,
+    )
+    return files

@@ -1,0 +1,94 @@
+"""The bundle's Helm chart: a parent chart that vendors the substrate's chart.
+
+    chart/Chart.yaml             depends on the substrate chart, vendored under charts/
+    chart/values.yaml            the overlay: config- and image-layer faults, harness settings
+    chart/templates/*.yaml       harness: agent ServiceAccount, NetworkPolicies, fault-init
+                                 Job, load generator, grader (static, from arenac/templates/chart)
+    chart/charts/<substrate>/    the substrate chart, copied byte for byte
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+from arenac.catalog import SubstrateEntry
+from arenac.model.actions import ValuesAction
+from arenac.model.task import Variant
+from arenac.serialize import dump_yaml
+
+HARNESS_IMAGE = "ghcr.io/arenac/harness:0.1.0"
+
+
+def values_overlay(variant: Variant) -> dict:
+    """The substrate values a variant changes: every `values` action of its faults."""
+    overlay: dict = {}
+    for fault in variant.faults:
+        for action in fault.inject:
+            if isinstance(action, ValuesAction):
+                _set_path(overlay, action.path.split("."), str(action.value))
+    return overlay
+
+
+def _set_path(tree: dict, path: list[str], value) -> None:
+    for key in path[:-1]:
+        tree = tree.setdefault(key, {})
+    tree[path[-1]] = value
+
+
+def chart_files(variant: Variant, entry: SubstrateEntry) -> dict[str, str | bytes]:
+    substrate = entry.descriptor
+    files: dict[str, str | bytes] = {}
+    vendored = _vendored_chart(entry.chart_dir)
+    sub_version = _chart_version(vendored.get("Chart.yaml", b""))
+    files["chart/Chart.yaml"] = dump_yaml({
+        "apiVersion": "v2",
+        "name": f"arenac-{variant.task}"[:53],
+        "description": f"arenac task {variant.task}, variant {variant.id}",
+        "type": "application",
+        "version": "0.1.0",
+        "dependencies": [{"name": substrate.chart_name, "version": sub_version}],
+    })
+    runtime_at_start = any(
+        fault.layer == "runtime" and fault.onset.kind == "at_start" for fault in variant.faults
+    )
+    gateway = substrate.service("gateway")
+    files["chart/values.yaml"] = dump_yaml({
+        substrate.chart_name: values_overlay(variant),
+        "harness": {
+            "task": variant.task,
+            "variant": variant.id,
+            "substrate": substrate.name,
+            "image": HARNESS_IMAGE,
+            "namespace": "arenac-harness",
+            "planConfigMap": "arenac-plan",
+            "gateway": gateway.workload if gateway else substrate.name,
+            "timeScale": "1.0",
+            "agentToken": bool(variant.access.kube),
+            "faultInit": {"enabled": runtime_at_start},
+        },
+    })
+    templates = resources.files("arenac").joinpath("templates/chart")
+    for item in sorted(templates.iterdir(), key=lambda t: t.name):
+        if item.name.endswith((".yaml", ".tpl")):
+            files[f"chart/templates/{item.name}"] = item.read_text(encoding="utf-8")
+    for relative, data in vendored.items():
+        files[f"chart/charts/{substrate.chart_name}/{relative}"] = data
+    return files
+
+
+def _vendored_chart(chart_dir: Path) -> dict[str, bytes]:
+    if not chart_dir.is_dir():
+        return {}
+    return {
+        path.relative_to(chart_dir).as_posix(): path.read_bytes()
+        for path in sorted(chart_dir.rglob("*"))
+        if path.is_file() and "__pycache__" not in path.parts
+    }
+
+
+def _chart_version(chart_yaml: bytes) -> str:
+    import yaml
+
+    data = yaml.safe_load(chart_yaml.decode("utf-8")) if chart_yaml else None
+    return str((data or {}).get("version", "0.1.0"))

@@ -1,0 +1,91 @@
+"""oracle/solve.sh: the golden fix as the commands an agent could type.
+
+Each bound action becomes one command through its channel: `kubectl` for Kubernetes
+verbs and exec, `admin-api` for brokered admin calls, `db-sql` for the database role.
+Every argument is shell-quoted here, once; the Jinja template only loops over lines.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+
+from arenac.catalog import SubstrateEntry
+from arenac.model.actions import AdminAction, KubectlAction, RedisAction, SqlAction
+from arenac.model.task import BoundAction, Variant
+from arenac.render.text import render_text
+from arenac.units import format_seconds
+
+
+def _q(*words: str) -> str:
+    return " ".join(shlex.quote(w) for w in words)
+
+
+def command(bound: BoundAction, entry: SubstrateEntry) -> str:
+    action, channel = bound.action, bound.channel.name
+    substrate = entry.descriptor
+    if isinstance(action, KubectlAction):
+        service = substrate.service(action.service)
+        kind = "statefulset" if service and service.workload_kind == "StatefulSet" else "deployment"
+        workload = f"{kind}/{service.workload}" if service else action.service
+        if action.verb == "patch_configmap":
+            patch = json.dumps({"data": dict(sorted(action.data.items()))}, sort_keys=True)
+            return _q("kubectl", "patch", "configmap", service.configmap, "--type", "merge", "-p", patch)
+        if action.verb == "rollout_restart":
+            return (_q("kubectl", "rollout", "restart", workload) + "\n"
+                    + _q("kubectl", "rollout", "status", workload, "--timeout=120s"))
+        if action.verb == "set_image":
+            image = f"{substrate.image_repository}:{action.release}"
+            return (_q("kubectl", "set", "image", workload, f"{service.container}={image}") + "\n"
+                    + _q("kubectl", "rollout", "status", workload, "--timeout=120s"))
+        if action.verb == "scale":
+            return _q("kubectl", "scale", workload, f"--replicas={action.replicas}")
+        return _q("kubectl", "delete", "pod", "-l", f"app.kubernetes.io/component={action.service}")
+    if isinstance(action, AdminAction):
+        body = json.dumps(action.body, sort_keys=True)
+        if channel == "admin_api":
+            return _q("admin-api", action.service, action.method, action.path, body)
+        service = substrate.service(action.service)
+        return _q("kubectl", "exec", f"deployment/{service.workload}", "--", "curl", "-fsS", "-X", action.method,
+                  "-H", "content-type: application/json", "-d", body, f"http://127.0.0.1:8080{action.path}")
+    if isinstance(action, SqlAction):
+        if channel == "db_role":
+            return _q("db-sql", "--role", action.role, "-c", action.statement)
+        postgres = substrate.service("postgres")
+        return _q("kubectl", "exec", f"statefulset/{postgres.workload}", "--", "psql", "-U", "postgres", "-d",
+                  substrate.name, "-v", "ON_ERROR_STOP=1", "-c", action.statement)
+    if isinstance(action, RedisAction):
+        redis = substrate.service("redis")
+        return _q("kubectl", "exec", f"deployment/{redis.workload}", "--", "redis-cli", *action.command)
+    raise TypeError(f"cannot render {action!r}")
+
+
+def solve_script(variant: Variant, entry: SubstrateEntry) -> str:
+    faults = {f.name: f for f in variant.faults}
+    steps = []
+    for step in variant.spec.oracle:
+        if step.kind == "repair":
+            fault = faults[step.target]
+            steps.append({"comment": f"repair {fault.name}: {fault.summary} ({fault.layer} layer)",
+                          "commands": [command(b, entry) for b in fault.repair]})
+        elif step.kind == "wait_until":
+            steps.append({"comment": f"wait until healthy, at most {format_seconds(step.duration_s)}",
+                          "commands": [_q("wait-until-healthy", "--timeout", format_seconds(step.duration_s))]})
+        elif step.kind == "wait_for":
+            steps.append({"comment": f"wait {format_seconds(step.duration_s)}",
+                          "commands": [_q("sleep", _seconds(step.duration_s))]})
+        else:
+            steps.append({"comment": "declare the repair complete", "commands": ["declare_repair_complete"]})
+    return render_text("solve.sh.j2", task=variant.task, variant=variant.id, steps=steps)
+
+
+def _seconds(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def expectations(variant: Variant) -> dict:
+    return {
+        "task": variant.task,
+        "variant": variant.id,
+        "controls": {"healthy": "pass", "noop": "fail", "oracle": "pass"},
+    }

@@ -1,0 +1,29 @@
+"""The one serializer: canonical JSON and YAML for every generated artefact.
+
+Sorted keys, LF line endings, UTF-8, a trailing newline, no timestamps. Two runs over
+the same data produce the same bytes, whatever PYTHONHASHSEED is.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+def dump_json(data: Any) -> str:
+    return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+def dump_yaml(data: Any) -> str:
+    import yaml
+
+    return yaml.safe_dump(data, sort_keys=True, default_flow_style=False, allow_unicode=True, width=100)
+
+
+def dump_yaml_documents(documents: list[Any]) -> str:
+    return "".join("---\n" + dump_yaml(doc) for doc in documents)
+
+
+def model_data(model) -> Any:
+    """A pydantic model as plain JSON-compatible data."""
+    return model.model_dump(mode="json")

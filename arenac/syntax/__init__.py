@@ -1,0 +1,1 @@
+"""Syntax: the .arena grammar, the parser and the syntax tree it produces."""

@@ -1,0 +1,124 @@
+"""Friendly syntax errors.
+
+Lark reports which terminals it expected; authors want to hear it in their words.
+`EXAMPLES` maps known bad inputs to messages (lark's `match_examples`), and the
+fallback names what was found and what could have stood there.
+"""
+
+from __future__ import annotations
+
+from arenac.diagnostics import Diagnostic
+from arenac.source import SourceFile, Span
+
+# Terminal names as an author would call them.
+_TERMINAL_WORDS = {
+    "NAME": "a name",
+    "STRING": "a string",
+    "LONG_STRING": 'a """text block"""',
+    "NUMBER": "a number",
+    "QUANTITY": "a quantity such as 40s or 1%",
+    "PATH": "an API path such as /admin/config",
+    "COMPARATOR": "a comparison (<=, >=, ==, !=, <, >)",
+    "_NL": "end of line",
+    "$END": "end of file",
+    "LBRACE": "'{'",
+    "RBRACE": "'}'",
+    "LPAR": "'('",
+    "RPAR": "')'",
+    "LSQB": "'['",
+    "RSQB": "']'",
+    "EQUAL": "'='",
+    "COMMA": "','",
+    "COLON": "':'",
+    "VBAR": "'|'",
+    "DOT": "'.'",
+    "SLASH": "'/'",
+    "PLUS": "'+'",
+    "ADD_OP": "'+' or '-'",
+    "MUL_OP": "'*'",
+}
+
+# (code, message, hint, bad inputs): lark finds which example's parser state matches.
+EXAMPLES: list[tuple[str, str, str | None, list[str]]] = [
+    ("E0110", "a setting needs '=' between its name and its value", "write `title = \"...\"`",
+     ['task t {\n  title "x"\n}\n', 'task t {\n  substrate spine\n}\n']),
+    ("E0111", "unclosed block: '}' expected before the end of the file", "every '{' needs a matching '}'",
+     ['task t {\n  title = "x"\n', 'task t {\n  gate outcome {\n  }\n']),
+    ("E0112", "a fault is declared as `fault NAME = template(args)`", "e.g. `fault pool = spine.pool_size(service: message, size: 4)`",
+     ['task t {\n  fault pool spine.pool_size()\n}\n', 'task t {\n  fault = spine.pool_size()\n}\n']),
+    ("E0113", "an onset is `at start`, `after <duration>`, `every <d> offset <d> for <d>` or `when <predicate>`", None,
+     ['task t {\n  fault f = a.b() {\n    onset = start\n  }\n}\n', 'task t {\n  fault f = a.b() {\n    onset = after\n  }\n}\n',
+      'task t {\n  fault f = a.b() {\n    onset = every 10s\n  }\n}\n']),
+    ("E0114", "a gate statement is a comparison, or starts with survives, changes only, guard, protect, invariant or use", None,
+     ['task t {\n  gate outcome {\n    error_rate(send)\n  }\n}\n', 'task t {\n  gate outcome {\n    goodput\n  }\n}\n']),
+    ("E0115", "an oracle step is `repair FAULT`, `wait until healthy within <d>`, `wait <d>` or `declare`", None,
+     ['task t {\n  oracle {\n    fix pool\n  }\n}\n', 'task t {\n  oracle {\n    wait until healthy\n  }\n}\n']),
+    ("E0116", "a call's arguments are separated by commas", None,
+     ['task t {\n  fault f = a.b(x: 1 y: 2)\n}\n']),
+    ("E0117", "'recur' is written `recur = after declare` or `recur = after declare + <duration>`", None,
+     ['task t {\n  fault f = a.b() {\n    recur = 60s\n  }\n}\n', 'task t {\n  fault f = a.b() {\n    recur = after 60s\n  }\n}\n']),
+]
+
+
+def describe_unexpected(error, source: SourceFile, text: str) -> Diagnostic:
+    from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
+
+    from arenac.syntax.parser import _parser
+
+    line = getattr(error, "line", -1)
+    column = getattr(error, "column", -1)
+    if line is None or line < 1:  # unexpected end of input: point at the last line
+        lines = text.rstrip("\n").split("\n")
+        line, column = len(lines), len(lines[-1]) + 1
+    width = 1
+    token = getattr(error, "token", None)
+    if token is not None and getattr(token, "type", "") not in ("$END", "_NL"):
+        width = max(1, len(str(token)))
+    span = Span.point(source.name, line, max(column, 1), width)
+
+    matched = None
+    try:
+        matched = error.match_examples(_parser().parse, {key: ex for key, *_, ex in _examples()},
+                                       use_accepts=True)
+    except Exception:  # match_examples re-parses examples; a failure there must not mask the error
+        matched = None
+    if matched is not None:
+        code, message, hint = _by_code()[matched]
+        return Diagnostic(code, message, span, hint)
+
+    if isinstance(error, UnexpectedCharacters):
+        char = text[error.pos_in_stream] if error.pos_in_stream < len(text) else ""
+        if char == '"':
+            return Diagnostic("E0103", "unterminated string", span, "close it with '\"' on the same line, or use \"\"\"...\"\"\"")
+        return Diagnostic("E0102", f"unexpected character {char!r}", span, _expected_hint(error.allowed))
+    if isinstance(error, UnexpectedEOF):
+        return Diagnostic("E0111", "unexpected end of file", span, _expected_hint(error.expected))
+    if isinstance(error, UnexpectedToken):
+        found = "end of line" if token.type == "_NL" else ("end of file" if token.type == "$END" else f"'{token}'")
+        return Diagnostic("E0101", f"unexpected {found}", span, _expected_hint(error.accepts or error.expected))
+    return Diagnostic("E0101", "syntax error", span)
+
+
+def _examples():
+    return [(code, message, hint, examples) for code, message, hint, examples in EXAMPLES]
+
+
+def _by_code() -> dict[str, tuple[str, str, str | None]]:
+    return {code: (code, message, hint) for code, message, hint, _ in EXAMPLES}
+
+
+def _expected_hint(expected) -> str | None:
+    words = sorted({_TERMINAL_WORDS.get(name, _keyword(name)) for name in expected or ()})
+    words = [w for w in words if w]
+    if not words:
+        return None
+    if len(words) > 6:
+        words = words[:6] + ["..."]
+    return "expected " + ", ".join(words)
+
+
+def _keyword(terminal: str) -> str:
+    # Anonymous keyword terminals are named after their text in upper case (e.g. FAULT).
+    if terminal.isupper() and terminal.isalpha():
+        return f"'{terminal.lower()}'"
+    return ""

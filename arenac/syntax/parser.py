@@ -1,0 +1,105 @@
+"""Parse .arena text into a `Module`, or raise a `DiagnosticError`.
+
+The grammar is package data (`arenac.grammar/arena.lark`), compiled once per process.
+Syntax errors are turned into diagnostics with line, column and a friendly message;
+after an error the offending line is blanked and parsing resumes, so that one run
+reports every independent syntax error of a file (up to a limit).
+"""
+
+from __future__ import annotations
+
+import functools
+from importlib import resources
+
+from arenac.diagnostics import Collector, Diagnostic, DiagnosticError
+from arenac.source import SourceFile, Span
+from arenac.syntax import ast
+from arenac.syntax.errors import describe_unexpected
+
+_MAX_SYNTAX_ERRORS = 20
+
+
+@functools.lru_cache(maxsize=1)
+def _parser():
+    from lark import Lark
+
+    grammar = resources.files("arenac.grammar").joinpath("arena.lark").read_text(encoding="utf-8")
+    return Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=True)
+
+
+def parse(source: SourceFile) -> ast.Module:
+    """Parse one file; every syntax error found is raised together."""
+    from lark.exceptions import UnexpectedInput, VisitError
+
+    from arenac.syntax.transform import ToAst
+
+    text = source.text if source.text.endswith("\n") else source.text + "\n"
+    collector = Collector()
+    seen_lines: set[int] = set()
+    for _ in range(_MAX_SYNTAX_ERRORS):
+        try:
+            tree = _parser().parse(text)
+        except UnexpectedInput as error:
+            diagnostic = describe_unexpected(error, source, text)
+            line = diagnostic.span.line if diagnostic.span else 0
+            if line in seen_lines:
+                break
+            seen_lines.add(line)
+            collector.items.append(diagnostic)
+            blanked = _blank_line(text, line)
+            if blanked is None:
+                break
+            text = blanked
+            continue
+        if collector.items:
+            break
+        try:
+            return ToAst(source.name).transform(tree)
+        except VisitError as error:
+            if isinstance(error.orig_exc, DiagnosticError):
+                raise error.orig_exc from None
+            raise
+    raise DiagnosticError(collector.items)
+
+
+def _blank_line(text: str, line: int) -> str | None:
+    """Replace one line with spaces (keeping positions), unless it opens or closes a
+    block: removing a brace would only produce cascading errors."""
+    lines = text.split("\n")
+    if not 1 <= line <= len(lines):
+        return None
+    target = lines[line - 1]
+    if "{" in target or "}" in target or '"""' in target:
+        return None
+    lines[line - 1] = " " * len(target)
+    return "\n".join(lines)
+
+
+def span_of(file: str, meta) -> Span:
+    return Span(file, meta.line, meta.column, meta.end_line, meta.end_column)
+
+
+def single_error(code: str, message: str, span: Span, hint: str | None = None) -> DiagnosticError:
+    return DiagnosticError([Diagnostic(code, message, span, hint)])
+
+
+@functools.lru_cache(maxsize=1)
+def _comparison_parser():
+    from lark import Lark
+
+    grammar = resources.files("arenac.grammar").joinpath("arena.lark").read_text(encoding="utf-8")
+    return Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=True, start="comparison")
+
+
+def parse_comparison(source: SourceFile) -> ast.Comparison:
+    """Parse a single comparison (a template's manifestation predicate)."""
+    from lark.exceptions import UnexpectedInput
+
+    from arenac.syntax.transform import ToAst
+
+    try:
+        tree = _comparison_parser().parse(source.text.strip())
+    except UnexpectedInput as error:
+        line, column = getattr(error, "line", 1) or 1, getattr(error, "column", 1) or 1
+        raise single_error("E0101", "invalid predicate", Span.point(source.name, max(line, 1), max(column, 1)))
+    return ToAst(source.name).transform(tree)

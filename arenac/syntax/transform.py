@@ -1,0 +1,322 @@
+"""The lark tree -> `arenac.syntax.ast` transformer: one small method per grammar rule."""
+
+from __future__ import annotations
+
+import ast as python_ast
+
+from lark import Token, Transformer, v_args
+
+from arenac.source import Span
+from arenac.syntax import ast
+from arenac.syntax.parser import single_error
+from arenac.units import parse_quantity
+
+
+def _token_span(file: str, token: Token) -> Span:
+    return Span(file, token.line, token.column, token.end_line, token.end_column)
+
+
+class ToAst(Transformer):
+    def __init__(self, file: str):
+        super().__init__()
+        self.file = file
+
+    # ---- helpers ----------------------------------------------------------------
+    def _span(self, meta) -> Span:
+        return Span(self.file, meta.line, meta.column, meta.end_line, meta.end_column)
+
+    def _name(self, token: Token) -> ast.Name:
+        return ast.Name(str(token), _token_span(self.file, token))
+
+    def _quantity(self, token: Token) -> ast.QuantityLit:
+        return ast.QuantityLit(parse_quantity(str(token)), _token_span(self.file, token))
+
+    # ---- values -----------------------------------------------------------------
+    def string(self, children):
+        (token,) = children
+        return ast.StringLit(python_ast.literal_eval(str(token)), _token_span(self.file, token))
+
+    def long_string(self, children):
+        (token,) = children
+        return ast.StringLit(_dedent_long_string(str(token)[3:-3]), _token_span(self.file, token))
+
+    def number(self, children):
+        (token,) = children
+        return ast.NumberLit(float(token), _token_span(self.file, token))
+
+    def quantity(self, children):
+        (token,) = children
+        return self._quantity(token)
+
+    @v_args(meta=True)
+    def dotted(self, meta, children):
+        return ast.Ref(tuple(str(t) for t in children), self._span(meta))
+
+    def name_list(self, children):
+        return tuple(self._name(t) for t in children)
+
+    @v_args(meta=True)
+    def arg_alternatives(self, meta, children):
+        return tuple(children)
+
+    @v_args(meta=True)
+    def arg(self, meta, children):
+        name, alternatives = children
+        if not isinstance(alternatives, tuple):
+            alternatives = (alternatives,)
+        return ast.Arg(self._name(name) if name is not None else None, alternatives, self._span(meta))
+
+    @v_args(meta=True)
+    def call(self, meta, children):
+        func, *args = children
+        return ast.Call(func, tuple(a for a in args if a is not None), self._span(meta))
+
+    @v_args(meta=True)
+    def binary(self, meta, children):
+        left, op, right = children
+        return ast.Binary(str(op), left, right, self._span(meta))
+
+    @v_args(meta=True)
+    def comparison(self, meta, children):
+        left, op, right = children
+        return ast.Comparison(left, str(op), right, self._span(meta))
+
+    @v_args(meta=True)
+    def alternatives(self, meta, children):
+        return tuple(children)
+
+    # ---- top level ----------------------------------------------------------------
+    def start(self, children):
+        items = tuple(c for c in children if c is not None)
+        return ast.Module(
+            file=self.file,
+            uses=tuple(i for i in items if isinstance(i, ast.Use)),
+            tasks=tuple(i for i in items if isinstance(i, ast.TaskDecl)),
+            access_defs=tuple(i for i in items if isinstance(i, ast.AccessDef)),
+            loads=tuple(i for i in items if isinstance(i, ast.LoadDef)),
+            macros=tuple(i for i in items if isinstance(i, ast.MacroDef)),
+            items=items,
+        )
+
+    @v_args(meta=True)
+    def use_stmt(self, meta, children):
+        return ast.Use(children[0], self._span(meta))
+
+    @v_args(meta=True)
+    def task(self, meta, children):
+        name, *statements = children
+        return ast.TaskDecl(self._name(name), tuple(statements), self._span(meta))
+
+    @v_args(meta=True)
+    def setting(self, meta, children):
+        key, alternatives = children
+        return ast.Setting(self._name(key), alternatives, self._span(meta))
+
+    @v_args(meta=True)
+    def access_choice(self, meta, children):
+        return ast.AccessChoice(children[0], self._span(meta))
+
+    # ---- faults -------------------------------------------------------------------
+    @v_args(meta=True)
+    def fault(self, meta, children):
+        name, call, body = children
+        body = body or ()
+        settings = tuple(s for s in body if isinstance(s, ast.Setting))
+        onsets = [s for s in body if isinstance(s, ast.Onset)]
+        recurs = [s for s in body if isinstance(s, ast.Recur)]
+        for duplicate in onsets[1:] + recurs[1:]:
+            raise single_error("E0104", "a fault has at most one onset and one recur", duplicate.span)
+        return ast.FaultDecl(
+            self._name(name), call, settings, onsets[0] if onsets else None, recurs[0] if recurs else None,
+            self._span(meta),
+        )
+
+    def fault_body(self, children):
+        return tuple(children)
+
+    @v_args(meta=True)
+    def onset(self, meta, children):
+        return children[0]
+
+    @v_args(meta=True)
+    def onset_at_start(self, meta, children):
+        return ast.Onset("at_start", self._span(meta))
+
+    @v_args(meta=True)
+    def onset_after(self, meta, children):
+        return ast.Onset("after", self._span(meta), after=self._quantity(children[0]))
+
+    @v_args(meta=True)
+    def onset_every(self, meta, children):
+        every, offset, duration = (self._quantity(t) for t in children)
+        return ast.Onset("every", self._span(meta), every=every, offset=offset, duration=duration)
+
+    @v_args(meta=True)
+    def onset_when(self, meta, children):
+        return ast.Onset("when", self._span(meta), when=children[0])
+
+    @v_args(meta=True)
+    def recur(self, meta, children):
+        (delay,) = children
+        return ast.Recur(self._quantity(delay) if delay is not None else None, self._span(meta))
+
+    # ---- access ---------------------------------------------------------------------
+    @v_args(meta=True)
+    def access_def(self, meta, children):
+        name, *rules = children
+        return ast.AccessDef(self._name(name), tuple(rules), self._span(meta))
+
+    @v_args(meta=True)
+    def kube_rule(self, meta, children):
+        verbs, *resources = children
+        return ast.KubeRule(verbs, tuple(resources), self._span(meta))
+
+    @v_args(meta=True)
+    def resource(self, meta, children):
+        name, sub, group, names = children
+        return ast.ResourceRef(self._name(name), sub, group, names or (), self._span(meta))
+
+    def subresource(self, children):
+        return self._name(children[0])
+
+    def api_group(self, children):
+        return ".".join(str(t) for t in children)
+
+    @v_args(meta=True)
+    def exec_rule(self, meta, children):
+        return ast.ExecRule(children[0], self._span(meta))
+
+    @v_args(meta=True)
+    def admin_rule(self, meta, children):
+        service, *paths = children
+        return ast.AdminRule(self._name(service), tuple(self._name(p) for p in paths), self._span(meta))
+
+    @v_args(meta=True)
+    def db_rule(self, meta, children):
+        return ast.DbRule(self._name(children[0]), self._span(meta))
+
+    @v_args(meta=True)
+    def source_rule(self, meta, children):
+        paths = tuple(
+            ast.StringLit(python_ast.literal_eval(str(t)), _token_span(self.file, t)) for t in children
+        )
+        return ast.SourceRule(paths, self._span(meta))
+
+    @v_args(meta=True)
+    def allow_rule(self, meta, children):
+        return ast.AllowRule(children[0], self._span(meta))
+
+    # ---- load profiles -----------------------------------------------------------------
+    @v_args(meta=True)
+    def load_def(self, meta, children):
+        name, *stmts = children
+        warmups = [s for s in stmts if isinstance(s, ast.PhaseDecl) and s.name.text == "warmup"]
+        phases = tuple(s for s in stmts if isinstance(s, ast.PhaseDecl) and s.name.text != "warmup")
+        mix = tuple(entry for s in stmts if isinstance(s, tuple) for entry in s)
+        for duplicate in warmups[1:]:
+            raise single_error("E0104", "a load profile has at most one warmup", duplicate.span)
+        return ast.LoadDef(self._name(name), warmups[0] if warmups else None, phases, mix, self._span(meta))
+
+    @v_args(meta=True)
+    def warmup(self, meta, children):
+        duration, rate = children
+        span = self._span(meta)
+        return ast.PhaseDecl(ast.Name("warmup", span), self._quantity(duration), self._quantity(rate), span)
+
+    @v_args(meta=True)
+    def phase(self, meta, children):
+        name, duration, rate = children
+        return ast.PhaseDecl(self._name(name), self._quantity(duration), self._quantity(rate), self._span(meta))
+
+    def mix(self, children):
+        return tuple(children)
+
+    @v_args(meta=True)
+    def mix_entry(self, meta, children):
+        route, weight = children
+        return ast.MixEntry(self._name(route), weight, self._span(meta))
+
+    # ---- gates ---------------------------------------------------------------------------
+    @v_args(meta=True)
+    def gate(self, meta, children):
+        name, *stmts = children
+        return ast.GateDecl(self._name(name), tuple(stmts), self._span(meta))
+
+    @v_args(meta=True)
+    def macro_def(self, meta, children):
+        name, *rest = children
+        params = tuple(self._name(t) for t in rest if isinstance(t, Token))
+        stmts = tuple(s for s in rest if not isinstance(s, Token) and s is not None)
+        return ast.MacroDef(self._name(name), params, stmts, self._span(meta))
+
+    @v_args(meta=True)
+    def predicate(self, meta, children):
+        comparison, window = children
+        kind, quantity = window if window else (None, None)
+        return ast.Predicate(comparison, kind, quantity, self._span(meta))
+
+    def within(self, children):
+        return ("within", self._quantity(children[0]))
+
+    def for_(self, children):
+        return ("for", self._quantity(children[0]))
+
+    @v_args(meta=True)
+    def survives(self, meta, children):
+        return ast.Survives(children[0], self._span(meta))
+
+    @v_args(meta=True)
+    def changes_only(self, meta, children):
+        return ast.ChangesOnly(tuple(children), self._span(meta))
+
+    @v_args(meta=True)
+    def guard(self, meta, children):
+        return ast.Guard(children[0], self._span(meta))
+
+    @v_args(meta=True)
+    def protect(self, meta, children):
+        return ast.Protect(tuple(children), self._span(meta))
+
+    @v_args(meta=True)
+    def invariant(self, meta, children):
+        call, *props = children
+        return ast.Invariant(call, tuple(self._name(p) for p in props), self._span(meta))
+
+    @v_args(meta=True)
+    def macro_use(self, meta, children):
+        return ast.MacroUse(children[0], self._span(meta))
+
+    # ---- oracle ----------------------------------------------------------------------------
+    @v_args(meta=True)
+    def oracle(self, meta, children):
+        return ast.OracleDecl(tuple(children), self._span(meta))
+
+    @v_args(meta=True)
+    def repair(self, meta, children):
+        return ast.OracleStep("repair", self._span(meta), target=self._name(children[0]))
+
+    @v_args(meta=True)
+    def wait_until(self, meta, children):
+        condition, duration = children
+        return ast.OracleStep("wait_until", self._span(meta), target=self._name(condition),
+                              duration=self._quantity(duration))
+
+    @v_args(meta=True)
+    def wait_for(self, meta, children):
+        return ast.OracleStep("wait_for", self._span(meta), duration=self._quantity(children[0]))
+
+    @v_args(meta=True)
+    def declare(self, meta, children):
+        return ast.OracleStep("declare", self._span(meta))
+
+
+def _dedent_long_string(body: str) -> str:
+    """Triple-quoted text: drop the first and last blank lines and the common indent."""
+    import textwrap
+
+    lines = body.split("\n")
+    if lines and not lines[0].strip():
+        lines = lines[1:]
+    if lines and not lines[-1].strip():
+        lines = lines[:-1]
+    return textwrap.dedent("\n".join(lines)).strip("\n") + ("\n" if lines else "")

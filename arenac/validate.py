@@ -1,0 +1,124 @@
+"""Static checks over a lowered task and its variants.
+
+Task checks: every onset falls inside the agent window; a recurrence fires inside the
+soak; the soak covers at least one full load cycle; an impossible matrix (every cell
+pruned) is an error. Variant checks: the oracle never touches what the safety gate
+protects, stays within `changes only`, and leaves every guard holding.
+"""
+
+from __future__ import annotations
+
+import operator
+
+from arenac.diagnostics import Collector
+from arenac.lower.task import LoweredTask
+from arenac.model.actions import AdminAction, KubectlAction, Target, ValuesAction
+from arenac.model.gates import ChangesOnly, Guard, Protect
+from arenac.model.task import Expansion, Variant
+from arenac.units import format_seconds
+
+_OPS = {"<=": operator.le, ">=": operator.ge, "==": operator.eq, "!=": operator.ne, "<": operator.lt, ">": operator.gt}
+
+
+def check_task(lowered: LoweredTask, errors: Collector) -> None:
+    spec, spans = lowered.spec, lowered.spans
+    for fault in spec.faults:
+        latest = fault.onset.latest_start_s
+        if latest >= spec.window_s:
+            errors.error("E0501", f"fault '{fault.name}' fires at {format_seconds(latest)}, after the agent window "
+                         f"of {format_seconds(spec.window_s)} has ended", spans[f"onset:{fault.name}"],
+                         "move the onset earlier or lengthen `window`")
+        if fault.recur_after_declare_s is not None and fault.recur_after_declare_s >= spec.soak_s:
+            errors.error("E0501", f"fault '{fault.name}' recurs {format_seconds(fault.recur_after_declare_s)} after "
+                         f"the declaration, after the soak of {format_seconds(spec.soak_s)} has ended",
+                         spans[f"recur:{fault.name}"], "shorten the delay or lengthen `soak`")
+    cycle = spec.load.cycle_s
+    if spec.soak_s < cycle:
+        errors.error("E0502", f"the soak ({format_seconds(spec.soak_s)}) is shorter than one load cycle "
+                     f"({format_seconds(cycle)} in '{spec.load.name}')", spans.get("soak", spans["task"]),
+                     f"set `soak = {format_seconds(cycle)}` or more")
+
+
+def check_expansion(lowered: LoweredTask, expansion: Expansion, errors: Collector) -> None:
+    spec, spans = lowered.spec, lowered.spans
+    if not expansion.variants and expansion.pruned:
+        reasons = sorted({cell.reason for cell in expansion.pruned})
+        errors.error("E0403", f"no variant of task '{spec.name}' can be built: {reasons[0]}",
+                     spans.get(f"access:{spec.access[0].name}", spans["task"]) if spec.access else spans["task"],
+                     "; ".join(reasons[1:3]) or "grant the access the repair needs, or pick another layer")
+    for variant in expansion.variants:
+        check_variant(lowered, variant, errors)
+
+
+def check_variant(lowered: LoweredTask, variant: Variant, errors: Collector) -> None:
+    spec, spans = lowered.spec, lowered.spans
+    where = _cell(variant)
+    safety = spec.gates.safety
+    protected = [(i, t) for i, check in enumerate(safety) if isinstance(check, Protect) for t in check.targets]
+    permitted = [t for check in safety if isinstance(check, ChangesOnly) for t in check.targets]
+    has_scope = any(isinstance(check, ChangesOnly) for check in safety)
+    reported: set[str] = set()
+    for fault in variant.faults:
+        if not fault.repair:
+            continue
+        span = spans.get(f"repair:{fault.name}", spans["task"])
+        for touched in fault.touches:
+            for _, target in protected:
+                if target.covers(touched) or touched.covers(target):
+                    key = f"E0507{fault.name}{touched}"
+                    if key not in reported:
+                        reported.add(key)
+                        errors.error("E0507", f"the oracle's repair of '{fault.name}' changes {touched}, which the "
+                                     f"safety gate protects{where}", span)
+            if has_scope and not any(p.covers(touched) for p in permitted):
+                key = f"E0509{fault.name}{touched}"
+                if key not in reported:
+                    reported.add(key)
+                    errors.error("E0509", f"the oracle's repair of '{fault.name}' changes {touched}, which "
+                                 f"`changes only` does not permit{where}", span,
+                                 f"add {touched} to `changes only`")
+    end_state = oracle_end_state(variant)
+    for index, check in enumerate(safety):
+        if isinstance(check, Guard) and check.target.kind == "config":
+            value = end_state.get(check.target.ref)
+            if value is None:
+                continue
+            if not _holds(value, check.op, check.value):
+                errors.error("E0508", f"guard `{check.text}` fails in the oracle's end state "
+                             f"({check.target} = {value}){where}", spans.get(f"safety:{index}", spans["task"]))
+
+
+def oracle_end_state(variant: Variant) -> dict[str, str]:
+    """Config values (`service.KEY`) after injection and the oracle's repairs."""
+    from arenac.catalog import load_library
+
+    substrate = load_library().substrates[variant.spec.substrate].descriptor
+    state = {f"{s.name}.{k}": v for s in substrate.services for k, v in s.config.items()}
+    for fault in variant.faults:
+        for action in fault.inject:
+            if isinstance(action, ValuesAction) and action.path.startswith("services.") and ".config." in action.path:
+                service, _, key = action.path[len("services."):].partition(".config.")
+                state[f"{service}.{key}"] = str(action.value)
+            if isinstance(action, AdminAction) and action.path == "/admin/config":
+                state.update({f"{action.service}.{k}": str(v) for k, v in action.body.items()})
+        for bound in fault.repair:
+            action = bound.action
+            if isinstance(action, KubectlAction) and action.verb == "patch_configmap":
+                state.update({f"{action.service}.{k}": v for k, v in action.data.items()})
+            if isinstance(action, AdminAction) and action.path == "/admin/config":
+                state.update({f"{action.service}.{k}": str(v) for k, v in action.body.items()})
+    return state
+
+
+def _holds(value: str, op: str, bound) -> bool:
+    try:
+        return _OPS[op](float(value), float(bound))
+    except (TypeError, ValueError):
+        return _OPS[op](str(value), str(bound)) if op in ("==", "!=") else False
+
+
+def _cell(variant: Variant) -> str:
+    return " (variant " + ", ".join(f"{k}={v}" for k, v in variant.coordinates.items()) + ")"
+
+
+__all__ = ["check_task", "check_expansion", "check_variant", "oracle_end_state", "Target"]

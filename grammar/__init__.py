@@ -1,0 +1,1 @@
+"""The .arena grammar, shipped as package data (arenac.grammar)."""

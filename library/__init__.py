@@ -1,0 +1,1 @@
+"""The arenac standard library (arenac.library): substrates, fault templates, profiles, macros."""

@@ -1,0 +1,46 @@
+"""Bundles are byte-identical across runs and hash seeds, and portable."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from arenac.build import build
+from arenac.pipeline import compile_paths
+from conftest import ROOT, task_paths
+
+
+def tree(root: Path) -> dict[str, tuple[bytes, int]]:
+    return {p.relative_to(root).as_posix(): (p.read_bytes(), p.stat().st_mode & 0o777)
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_compiling_twice_gives_identical_trees(tmp_path):
+    build(compile_paths(task_paths()), tmp_path / "a")
+    build(compile_paths(task_paths()), tmp_path / "b")
+    first, second = tree(tmp_path / "a"), tree(tmp_path / "b")
+    assert first and first == second
+
+
+def test_hash_seed_does_not_change_output(tmp_path):
+    for seed in ("0", "1"):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        subprocess.run([sys.executable, "-m", "arenac.cli", "compile", "tasks", "-o", str(tmp_path / seed)],
+                       cwd=ROOT, env=env, check=True, capture_output=True)
+    assert tree(tmp_path / "0") == tree(tmp_path / "1")
+
+
+def test_no_absolute_paths_or_timestamps(tmp_path):
+    out = tmp_path / "build"
+    build(compile_paths(task_paths()), out)
+    forbidden = [str(tmp_path), str(ROOT), "/root/", "/home/", "/tmp/"]
+    timestamp = re.compile(rb"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
+    for path, (data, _) in tree(out).items():
+        for needle in forbidden:
+            assert needle.encode() not in data, f"{path} contains {needle}"
+        # vendored substrate files are byte copies of the library (its seed data carries fixed dates)
+        if "/chart/charts/" not in f"/{path}":
+            assert not timestamp.search(data), f"{path} contains a timestamp"

@@ -1,0 +1,126 @@
+"""The language end to end on small specs: every construct parses, lowers and expands."""
+
+from __future__ import annotations
+
+import pytest
+
+from arenac.diagnostics import DiagnosticError
+from arenac.pipeline import compile_sources
+from arenac.source import SourceFile
+
+BASE = """
+task t {
+  title = "T"
+  substrate = spine
+  instruction = \"\"\"
+    Something is wrong.
+  \"\"\"
+  fault pool = spine.pool_size(service: message, size: 2 | 4) {
+    layer = config | runtime
+    onset = ONSET
+  }
+  access = ACCESS
+  gate outcome {
+    error_rate(send) <= 1%
+    p99(send, phase: peak) <= 1.2 * baseline.p99(send, phase: peak) + 5ms
+    backlog(fanout) == 0 within 60s
+    goodput >= 40/s for 1m
+  }
+  gate safety {
+    survives restart(message)
+    changes only config(message.DB_POOL_SIZE, message.DB_POOL_OVERFLOW)
+    guard config(message.DB_POOL_SIZE) <= 32
+    protect table(messages)
+    invariant sequence(messages.seq) dense unique
+  }
+  oracle {
+    repair pool
+    wait until healthy within 60s
+    wait 5s
+    declare
+  }
+}
+"""
+
+
+def compile_text(text: str, name: str = "t.arena"):
+    return compile_sources({name: SourceFile(name, text)})
+
+
+def spec(onset: str = "at start", access: str = "confined | scoped_kubectl") -> str:
+    return BASE.replace("ONSET", onset).replace("ACCESS", access)
+
+
+def test_alternatives_expand_into_the_matrix_and_prune_with_reasons():
+    task = compile_text(spec()).tasks[0]
+    built = {tuple(sorted(v.coordinates.items())) for v in task.expansion.variants}
+    # size (2) x layer (2) x access (2) = 8 cells; config needs kubectl, runtime needs the admin API
+    assert len(built) + len(task.expansion.pruned) == 8
+    assert len(built) == 4
+    for variant in task.expansion.variants:
+        layer, access = variant.coordinates["pool.layer"], variant.coordinates["access"]
+        assert (layer, access) in {("config", "scoped_kubectl"), ("runtime", "confined")}
+    assert all("does not grant" in cell.reason for cell in task.expansion.pruned)
+
+
+@pytest.mark.parametrize("onset, kind", [
+    ("at start", "at_start"), ("after 40s", "after"), ("every 60s offset 20s for 10s", "every"),
+    ("when error_rate(send) > 1%", "when"),
+])
+def test_onset_forms(onset, kind):
+    task = compile_text(spec(onset=onset)).tasks[0]
+    assert task.lowered.spec.faults[0].onset.kind == kind
+
+
+def test_quantities_are_normalised():
+    gates = compile_text(spec()).tasks[0].lowered.spec.gates
+    error_rate, p99, backlog, goodput = gates.outcome
+    assert error_rate.right.value == pytest.approx(0.01)
+    assert p99.right.right.value == pytest.approx(0.005)
+    assert backlog.window == "within" and backlog.window_s == 60
+    assert goodput.window == "for" and goodput.window_s == 60 and goodput.right.value == 40
+
+
+def test_variant_ids_are_stable_under_unrelated_edits():
+    before = {v.id for v in compile_text(spec()).tasks[0].expansion.variants}
+    edited = spec().replace('title = "T"', 'title = "A different title"').replace("wait 5s", "wait 9s")
+    after = {v.id for v in compile_text(edited).tasks[0].expansion.variants}
+    assert before == after
+    changed = {v.id for v in compile_text(spec().replace("size: 2 | 4", "size: 2 | 5")).tasks[0].expansion.variants}
+    assert changed != before
+
+
+def test_inline_access_surface_and_recur():
+    text = spec(access="mine").replace("  access = mine", """  access = mine
+  access mine {
+    kube get, list on pods, pods/log
+    kube patch on configmaps[spine-message-config], deployments[spine-message]
+    admin message: /admin/config
+  }""").replace("onset = at start", "onset = at start\n    recur = after declare + 30s")
+    task = compile_text(text).tasks[0]
+    surfaces = {v.access.name for v in task.expansion.variants}
+    assert surfaces == {"mine"}
+    assert len(task.expansion.variants) == 4  # both layers are repairable through this surface
+    assert task.lowered.spec.faults[0].recur_after_declare_s == 30
+
+
+def test_macro_expansion_substitutes_arguments():
+    text = spec().replace("    error_rate(send) <= 1%\n", "    use standard_outcome(route: read)\n")
+    outcome = compile_text(text).tasks[0].lowered.spec.gates.outcome
+    texts = [p.text for p in outcome]
+    assert "error_rate(read) <= 1%" in texts
+    assert "p99(read, phase: peak) <= 1.5 * baseline.p99(read, phase: peak)" in texts
+
+
+def test_all_errors_of_a_phase_are_reported_together():
+    text = spec().replace("error_rate(send)", "error_rate(sned)").replace("restart(message)", "restart(mesage)")
+    with pytest.raises(DiagnosticError) as raised:
+        compile_text(text)
+    messages = [d.message for d in raised.value.diagnostics]
+    assert "unknown route 'sned'" in messages and "unknown service 'mesage'" in messages
+
+
+def test_use_of_an_unknown_module_is_reported():
+    with pytest.raises(DiagnosticError) as raised:
+        compile_text("use nowhere\n" + spec())
+    assert raised.value.diagnostics[0].code == "E0202"
