@@ -194,3 +194,7 @@ try:  # the substrate package lands with its own issue; the compiler works witho
     _register_substrate_commands()
 except ImportError:  # pragma: no cover
     pass
+
+
+if __name__ == "__main__":  # `python -m arenac.cli`
+    main()

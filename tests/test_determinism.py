@@ -30,7 +30,8 @@ def test_hash_seed_does_not_change_output(tmp_path):
         env = dict(os.environ, PYTHONHASHSEED=seed)
         subprocess.run([sys.executable, "-m", "arenac.cli", "compile", "tasks", "-o", str(tmp_path / seed)],
                        cwd=ROOT, env=env, check=True, capture_output=True)
-    assert tree(tmp_path / "0") == tree(tmp_path / "1")
+    first = tree(tmp_path / "0")
+    assert len(first) > 20 and first == tree(tmp_path / "1")
 
 
 def test_no_absolute_paths_or_timestamps(tmp_path):

@@ -42,7 +42,7 @@ def _front_end(text: str) -> None:
             assert diagnostic.code.startswith("E") and diagnostic.message
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated_specs())
 def test_mutated_specs_give_diagnostics_not_crashes(text):
     _front_end(text)

@@ -20,11 +20,29 @@ _MAX_SYNTAX_ERRORS = 20
 
 
 @functools.lru_cache(maxsize=1)
-def _parser():
+def _lark():
+    """The one parser, for whole files (`start`) and single predicates (`comparison`).
+
+    lark's own cache (keyed by a hash of grammar and options, in the temp directory)
+    saves building the LALR tables at every start; `arenac check` is meant to be fast.
+    """
     from lark import Lark
 
     grammar = resources.files("arenac.grammar").joinpath("arena.lark").read_text(encoding="utf-8")
-    return Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=True)
+    options = dict(parser="lalr", propagate_positions=True, maybe_placeholders=True, start=["start", "comparison"])
+    try:
+        return Lark(grammar, cache=True, **options)
+    except OSError:  # an unwritable temp directory only costs start-up time
+        return Lark(grammar, **options)
+
+
+class _StartParser:
+    def parse(self, text: str):
+        return _lark().parse(text, start="start")
+
+
+def _parser() -> _StartParser:
+    return _StartParser()
 
 
 def parse(source: SourceFile) -> ast.Module:
@@ -58,7 +76,11 @@ def parse(source: SourceFile) -> ast.Module:
         except VisitError as error:
             if isinstance(error.orig_exc, DiagnosticError):
                 raise error.orig_exc from None
-            raise
+            # A construct the transformer could not read is still the author's text: report it
+            # where it stands instead of showing a traceback (the fuzz tests hunt these down).
+            meta = getattr(error.obj, "meta", None)
+            span = span_of(source.name, meta) if meta is not None and not meta.empty else None
+            raise single_error("E0100", f"cannot read this {error.rule} ({error.orig_exc})", span) from None
     raise DiagnosticError(collector.items)
 
 
@@ -83,14 +105,6 @@ def single_error(code: str, message: str, span: Span, hint: str | None = None) -
     return DiagnosticError([Diagnostic(code, message, span, hint)])
 
 
-@functools.lru_cache(maxsize=1)
-def _comparison_parser():
-    from lark import Lark
-
-    grammar = resources.files("arenac.grammar").joinpath("arena.lark").read_text(encoding="utf-8")
-    return Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=True, start="comparison")
-
-
 def parse_comparison(source: SourceFile) -> ast.Comparison:
     """Parse a single comparison (a template's manifestation predicate)."""
     from lark.exceptions import UnexpectedInput
@@ -98,7 +112,7 @@ def parse_comparison(source: SourceFile) -> ast.Comparison:
     from arenac.syntax.transform import ToAst
 
     try:
-        tree = _comparison_parser().parse(source.text.strip())
+        tree = _lark().parse(source.text.strip(), start="comparison")
     except UnexpectedInput as error:
         line, column = getattr(error, "line", 1) or 1, getattr(error, "column", 1) or 1
         raise single_error("E0101", "invalid predicate", Span.point(source.name, max(line, 1), max(column, 1)))

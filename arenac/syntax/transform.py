@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import ast as python_ast
-
 from lark import Token, Transformer, v_args
 
 from arenac.source import Span
@@ -34,7 +32,7 @@ class ToAst(Transformer):
     # ---- values -----------------------------------------------------------------
     def string(self, children):
         (token,) = children
-        return ast.StringLit(python_ast.literal_eval(str(token)), _token_span(self.file, token))
+        return ast.StringLit(unescape(str(token)[1:-1]), _token_span(self.file, token))
 
     def long_string(self, children):
         (token,) = children
@@ -198,7 +196,7 @@ class ToAst(Transformer):
     @v_args(meta=True)
     def source_rule(self, meta, children):
         paths = tuple(
-            ast.StringLit(python_ast.literal_eval(str(t)), _token_span(self.file, t)) for t in children
+            ast.StringLit(unescape(str(t)[1:-1]), _token_span(self.file, t)) for t in children
         )
         return ast.SourceRule(paths, self._span(meta))
 
@@ -308,6 +306,24 @@ class ToAst(Transformer):
     @v_args(meta=True)
     def declare(self, meta, children):
         return ast.OracleStep("declare", self._span(meta))
+
+
+_ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\"}
+
+
+def unescape(body: str) -> str:
+    """The escapes a spec string may use: \\n \\t \\" \\\\; any other backslash stays as written."""
+    out, index = [], 0
+    while index < len(body):
+        char = body[index]
+        if char == "\\" and index + 1 < len(body):
+            following = body[index + 1]
+            out.append(_ESCAPES.get(following, "\\" + following))
+            index += 2
+        else:
+            out.append(char)
+            index += 1
+    return "".join(out)
 
 
 def _dedent_long_string(body: str) -> str:
