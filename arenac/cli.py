@@ -127,7 +127,7 @@ def fmt(paths, check_only):
     changed, failed = [], None
     for name, source in sorted(sources.items()):
         try:
-            formatted = format_source(source.text)
+            formatted = format_source(source.text, name=name)
         except DiagnosticError as error:
             error.sources = {name: source}  # type: ignore[attr-defined]
             _report(error, "text")

@@ -1,0 +1,130 @@
+"""Canonical formatting of .arena source: `format_source(text) -> text`.
+
+The contract:
+
+- Input that does not parse is never formatted: `format_source` raises the parser's
+  `DiagnosticError` unchanged.
+- The output parses to the same syntax tree as the input (spans aside), and formatting
+  is idempotent: `format_source(format_source(x)) == format_source(x)`.
+- Line structure is kept: every token stays on the line it was written on, comments
+  (full-line and trailing) stay in place, triple-quoted strings are kept byte for byte.
+- Indentation is two spaces per open `{`; a line starting with `}` dedents first.
+- Tokens on a line are joined with one space, except: none inside `(` `)` `[` `]`,
+  none before `,` `:` `)` `]` `[` or the `(` of a call, none around `.` and around
+  the `/` of `pods/log`. A trailing comment is preceded by two spaces. (Quantities
+  such as `40/s` and paths such as `/admin/config` are single tokens, kept as written.)
+- Trailing whitespace is removed (not inside triple strings, whose text is content),
+  runs of blank lines become one, there is no blank line at the start, right after a
+  line opening a block or right before a `}`, and the file ends with exactly one
+  newline. CRLF becomes LF everywhere, as reading a file in text mode already does.
+
+The formatter reads the text with a small tokenizer of its own that mirrors the
+grammar's terminals (strings, triple strings, comments, quantities, numbers, names,
+paths, punctuation); the input has been parsed first, so it only ever sees valid
+token sequences. Keywords are contextual in the grammar, so the few spacing choices
+that depend on a keyword (`guard (a) <= 1`, `onset = when (a) > 1`, where `(` groups
+rather than calls) look at the word's position on the line.
+"""
+
+from __future__ import annotations
+
+import re
+
+from arenac.source import SourceFile
+from arenac.syntax.parser import parse
+
+_TOKEN = re.compile(
+    "|".join(
+        (
+            r"(?P<blank>[ \t]+)",
+            r"(?P<newline>\n)",
+            r"(?P<comment>#[^\n]*)",
+            r'(?P<long>"""(?:.|\n)*?""")',  # before `string`, as LONG_STRING's priority says
+            r'(?P<string>"(?:[^"\\\n]|\\.)*")',
+            r"(?P<quantity>\d+(?:\.\d+)?(?:ms|Ki|Mi|Gi|/s|s|m|h|%)(?![A-Za-z0-9_]))",
+            r"(?P<number>\d+(?:\.\d+)?)",
+            r"(?P<name>[A-Za-z_][A-Za-z0-9_\-]*)",
+            r"(?P<path>/[A-Za-z0-9_\-/]*)",  # also the `/` of `pods/log`, glued the same
+            r"(?P<op><=|>=|==|!=|[^\s])",
+        )
+    )
+)
+_WORDS = frozenset({"comment", "long", "string", "quantity", "number", "name", "path"})
+_GLUE_AFTER = frozenset({"(", "[", ".", "path"})
+_GLUE_BEFORE = frozenset({")", "]", "[", ",", ":", "."})
+_COMPARATORS = frozenset({"<=", ">=", "==", "!=", "<", ">"})
+
+Line = list[tuple[str, str]]  # (kind, text): kind is a word kind above or the operator itself
+
+
+def format_source(text: str, *, name: str = "<input>") -> str:
+    """The canonical text of one .arena file; `name` is what diagnostics show."""
+    text = text.replace("\r\n", "\n")
+    parse(SourceFile(name, text))
+    return _layout(_lines(text))
+
+
+def _lines(text: str) -> list[Line]:
+    """The source lines as tokens (blanks dropped); a blank line is an empty list."""
+    lines: list[Line] = [[]]
+    for match in _TOKEN.finditer(text):
+        kind, token = match.lastgroup, match.group()
+        if kind == "newline":
+            lines.append([])
+        elif kind == "comment":
+            lines[-1].append((kind, token.rstrip()))
+        elif kind != "blank":
+            lines[-1].append((kind if kind in _WORDS else token, token))
+    return lines
+
+
+def _layout(lines: list[Line]) -> str:
+    out: list[str] = []
+    depth = 0
+    pending_blank = False
+    after_open = False
+    for line in lines:
+        if not line:
+            pending_blank = bool(out)
+            continue
+        kinds = [kind for kind, _ in line]
+        closing = 1 if kinds[0] == "}" else 0  # `} }` (possible after access, load and macro) dedents once
+        if pending_blank and not after_open and not closing:
+            out.append("")
+        pending_blank = False
+        out.append("  " * max(depth - closing, 0) + _join(line))
+        depth += kinds.count("{") - kinds.count("}")
+        code = [kind for kind in kinds if kind != "comment"]
+        after_open = bool(code) and code[-1] == "{"
+    return "\n".join(out) + "\n" if out else ""
+
+
+def _join(line: Line) -> str:
+    parts = [line[0][1]]
+    for index in range(1, len(line)):
+        parts.append(_space(line, index))
+        parts.append(line[index][1])
+    return "".join(parts)
+
+
+def _space(line: Line, index: int) -> str:
+    """The blank between `line[index - 1]` and `line[index]`."""
+    previous, kind = line[index - 1][0], line[index][0]
+    if kind == "comment":
+        return "  "
+    if kind == "path":
+        return " " if previous in (",", ":") else ""
+    if previous in _GLUE_AFTER or kind in _GLUE_BEFORE:
+        return ""
+    if kind == "(" and previous == "name":
+        return " " if _is_keyword(line, index - 1) else ""
+    return " "
+
+
+def _is_keyword(line: Line, index: int) -> bool:
+    """Whether the word before a `(` is `guard` or `when` as keywords (then `(` groups)."""
+    word = line[index][1]
+    if word == "guard":
+        return index == 0
+    texts = [text for _, text in line]
+    return word == "when" and index == 2 and texts[:2] == ["onset", "="] and bool(_COMPARATORS & set(texts))
