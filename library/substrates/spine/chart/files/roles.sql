@@ -10,5 +10,8 @@ CREATE ROLE spine_operator LOGIN CREATEROLE;
 GRANT spine_app TO spine_operator WITH ADMIN TRUE, INHERIT FALSE, SET FALSE;
 GRANT pg_signal_backend, pg_monitor TO spine_operator;
 GRANT pg_checkpoint TO spine_app;   -- the maintenance job ends its window with CHECKPOINT
+-- The harness (fault injection, gates): never handed to an agent.
+CREATE ROLE spine_admin LOGIN SUPERUSER;
+GRANT spine_operator TO spine_admin;
 -- Owning the database lets the operator run ALTER DATABASE spine SET idle_in_transaction_session_timeout.
 ALTER DATABASE spine OWNER TO spine_operator;

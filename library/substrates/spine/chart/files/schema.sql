@@ -8,22 +8,18 @@ CREATE TABLE users (
     last_login   timestamptz
 );
 
+-- last_seq is the channel's sequencer: atomic sends increment it under the row's lock.
 CREATE TABLE channels (
-    id    integer PRIMARY KEY,
-    name  text NOT NULL UNIQUE,
-    topic text NOT NULL
+    id       integer PRIMARY KEY,
+    name     text NOT NULL UNIQUE,
+    topic    text NOT NULL,
+    last_seq bigint NOT NULL DEFAULT 0
 );
 
 CREATE TABLE channel_members (
     channel_id integer NOT NULL REFERENCES channels (id),
     user_id    integer NOT NULL REFERENCES users (id),
     PRIMARY KEY (channel_id, user_id)
-);
-
--- The sequencer: one row per channel. Atomic sends increment it under its row lock.
-CREATE TABLE channel_seq (
-    channel_id integer PRIMARY KEY REFERENCES channels (id),
-    last_seq   bigint NOT NULL
 );
 
 -- seq is dense and unique per channel when healthy. There is deliberately no UNIQUE constraint on
@@ -60,9 +56,9 @@ CREATE TABLE maintenance_scratch (
     payload    text NOT NULL
 );
 
-GRANT SELECT ON users, channels, channel_members, channel_seq, messages TO spine_app;
+GRANT SELECT ON users, channels, channel_members, messages TO spine_app;
 GRANT UPDATE (last_login) ON users TO spine_app;
-GRANT UPDATE ON channel_seq TO spine_app;
+GRANT UPDATE (last_seq) ON channels TO spine_app;
 GRANT INSERT ON messages TO spine_app;
 GRANT SELECT, INSERT, DELETE ON fanout_pending TO spine_app;
 GRANT SELECT, INSERT, UPDATE ON channel_stats TO spine_app;

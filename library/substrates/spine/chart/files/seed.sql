@@ -21,12 +21,12 @@ INSERT INTO users (id, name, display_name) VALUES
   (18, 'shafi', 'Shafi'),
   (19, 'tim', 'Tim'),
   (20, 'xavier', 'Xavier');
-INSERT INTO channels (id, name, topic) VALUES
-  (1, 'general', 'company-wide announcements'),
-  (2, 'random', 'anything goes'),
-  (3, 'eng', 'engineering'),
-  (4, 'ops', 'operations and incidents'),
-  (5, 'sales', 'deals and customers');
+INSERT INTO channels (id, name, topic, last_seq) VALUES
+  (1, 'general', 'company-wide announcements', 40),
+  (2, 'random', 'anything goes', 40),
+  (3, 'eng', 'engineering', 40),
+  (4, 'ops', 'operations and incidents', 40),
+  (5, 'sales', 'deals and customers', 40);
 INSERT INTO channel_members (channel_id, user_id) VALUES
   (1, 1),
   (1, 2),
@@ -108,12 +108,6 @@ INSERT INTO channel_members (channel_id, user_id) VALUES
   (5, 16),
   (5, 18),
   (5, 19);
-INSERT INTO channel_seq (channel_id, last_seq) VALUES
-  (1, 40),
-  (2, 40),
-  (3, 40),
-  (4, 40),
-  (5, 40);
 INSERT INTO messages (channel_id, seq, author, body, created_at) VALUES
   (1, 1, 'robin', 'retro review index index pager incident', '2024-01-08T09:07:00+00:00'),
   (1, 2, 'ada', 'review demo coffee backup', '2024-01-08T09:14:00+00:00'),

@@ -1,0 +1,178 @@
+"""Child processes of a local stack: spawn, stop by PID, ports, bounded waits.
+
+Contract: every process the stack starts is a `Child` holding its own Popen; stopping one signals
+exactly that PID (never a name or a process group), waits a bounded time and then kills it.
+`PidLedger` records started PIDs with their start times on disk, so that a later stack in the same
+directory can end leftovers of a crashed one without ever touching a recycled PID.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+
+@dataclass
+class Child:
+    name: str
+    popen: subprocess.Popen[bytes]
+    log_path: Path
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def log_tail(self, lines: int = 20) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+
+def spawn(
+    name: str,
+    argv: Sequence[str],
+    *,
+    log_path: Path,
+    env: Mapping[str, str] | None = None,
+    user: str | None = None,
+    pass_fds: Sequence[int] = (),
+    cwd: Path | None = None,
+) -> Child:
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "ab") as log:
+        popen = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=dict(env) if env is not None else None,
+            **run_as(user),
+            pass_fds=tuple(pass_fds),
+            cwd=cwd,
+            # own session: a Ctrl-C in the terminal reaches the stack, which then stops its
+            # children in order, instead of every child at once
+            start_new_session=True,
+        )
+    return Child(name, popen, log_path)
+
+
+def run_as(user: str | None) -> dict[str, Any]:
+    """Popen arguments that drop to `user` completely: its uid, its gid and no supplementary
+    groups (keeping root's group would give it root's *group* permissions, not `others`')."""
+    if user is None:
+        return {}
+    entry = pwd.getpwnam(user)
+    return {"user": entry.pw_uid, "group": entry.pw_gid, "extra_groups": []}
+
+
+def stop(child: Child, sig: int = signal.SIGTERM, timeout: float = 10.0) -> None:
+    """Signal the child's PID, wait up to `timeout`, then SIGKILL and reap."""
+    stop_all([(child, sig)], timeout)
+
+
+def stop_all(children: Sequence[tuple[Child, int]], timeout: float = 10.0) -> None:
+    """Signal every child at once (each its own signal), wait for all up to `timeout`,
+    SIGKILL the ones still running, and reap them all."""
+    for child, sig in children:
+        if child.alive():
+            child.popen.send_signal(sig)
+    deadline = time.monotonic() + timeout
+    for child, _ in children:
+        try:
+            child.popen.wait(max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            child.popen.kill()
+            try:
+                child.popen.wait(5)
+            except subprocess.TimeoutExpired:  # pragma: no cover - survives SIGKILL
+                pass
+
+
+def free_port() -> int:
+    """A port free right now on 127.0.0.1 (for servers that must bind it themselves)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def listening_socket() -> socket.socket:
+    """A socket listening on a free loopback port, to hand to a child process: the port can
+    never be taken by someone else in between, and it survives the child's restarts."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(1024)
+    sock.set_inheritable(True)
+    return sock
+
+
+def wait_until(check: Callable[[], str], timeout: float, what: str, interval: float = 0.02) -> None:
+    """Poll `check` (returns "" when done, else why not) until done or `timeout`; raise TimeoutError."""
+    deadline = time.monotonic() + timeout
+    reason = check()
+    while reason:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{what} not ready after {timeout:g} s: {reason}")
+        time.sleep(interval)
+        reason = check()
+
+
+class PidLedger:
+    """PIDs a stack started, with their start times, in `<dir>/pids.json`."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def record(self, children: Sequence[Child]) -> None:
+        entries = {}
+        for child in children:
+            try:
+                entries[child.name] = {"pid": child.pid, "started": psutil.Process(child.pid).create_time()}
+            except psutil.NoSuchProcess:
+                continue
+        self.path.write_text(json.dumps(entries, indent=2, sort_keys=True))
+
+    def end_leftovers(self) -> list[str]:
+        """Stop processes a previous stack in this directory left running; returns their names."""
+        if not self.path.exists():
+            return []
+        ended = []
+        for name, entry in json.loads(self.path.read_text()).items():
+            try:
+                proc = psutil.Process(entry["pid"])
+                if abs(proc.create_time() - entry["started"]) > 0.01:
+                    continue  # the PID was recycled: not ours
+                proc.terminate()
+                try:
+                    proc.wait(5)
+                except psutil.TimeoutExpired:
+                    proc.kill()
+                ended.append(name)
+            except psutil.NoSuchProcess:
+                continue
+        self.path.unlink()
+        return ended
+
+    def clear(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+
+def env_with(extra: Mapping[str, str]) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(extra)
+    return env

@@ -1,0 +1,100 @@
+"""Run one spine service: `python -m arenac.substrate.spine.service SERVICE --config PATH [--port N | --listen-fd FD]`.
+
+Contract: reads the config (file or ConfigMap directory, then SPINE_* environment), refuses to start
+with exit code 2 on an invalid config or an unknown release, serves until SIGTERM/SIGINT and then
+shuts down gracefully. `--listen-fd` serves on an already listening socket inherited from the
+parent (the local stack keeps the port across restarts that way); `--port` binds one itself (a
+container). Logs go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+import socket
+import sys
+from pathlib import Path
+
+from aiohttp import web
+
+from arenac.substrate.spine.configstore import ConfigStore
+from arenac.substrate.spine.keys import SERVICES, ConfigError
+from arenac.substrate.spine.releases import release
+from arenac.substrate.spine.service.app import Component, ServiceContext, build_app, make_context
+
+
+def component_for(ctx: ServiceContext) -> Component:
+    # imported here so that a process loads only its own service's code
+    if ctx.name == "gateway":
+        from arenac.substrate.spine.service.gateway import Gateway as cls
+    elif ctx.name == "auth":
+        from arenac.substrate.spine.service.auth import Auth as cls
+    elif ctx.name == "channel":
+        from arenac.substrate.spine.service.channel import Channel as cls
+    elif ctx.name == "message":
+        from arenac.substrate.spine.service.message import Message as cls
+    elif ctx.name == "fanout":
+        from arenac.substrate.spine.service.fanout import Fanout as cls
+    else:
+        from arenac.substrate.spine.service.maintenance import Maintenance as cls
+    return cls(ctx)
+
+
+async def _watch_parent(stop: asyncio.Event) -> None:
+    """Exit when the process that started us is gone (a crashed local stack leaves no orphans)."""
+    parent = os.getppid()
+    while os.getppid() == parent:
+        await asyncio.sleep(0.5)
+    stop.set()
+
+
+async def serve(component: Component, sock: socket.socket | None, host: str, port: int,
+                exit_with_parent: bool = False) -> None:
+    runner = web.AppRunner(
+        build_app(component),
+        # a client that gives up (the gateway's timeout) cancels the handler and its query
+        handler_cancellation=True,
+        access_log=None,
+    )
+    await runner.setup()
+    site = web.SockSite(runner, sock) if sock is not None else web.TCPSite(runner, host, port, reuse_address=True)
+    await site.start()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    watcher = asyncio.create_task(_watch_parent(stop)) if exit_with_parent else None
+    await stop.wait()
+    if watcher is not None:
+        watcher.cancel()
+    await runner.cleanup()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m arenac.substrate.spine.service")
+    parser.add_argument("service", choices=SERVICES)
+    parser.add_argument("--config", type=Path, help="config file (YAML KEY: value) or ConfigMap directory")
+    parser.add_argument("--port", type=int, default=8080)
+    parser.add_argument("--host", default="0.0.0.0")
+    parser.add_argument("--listen-fd", type=int, help="serve on this inherited listening socket")
+    parser.add_argument("--exit-with-parent", action="store_true", help="stop when the parent process ends")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format=f"%(asctime)s {args.service} %(levelname)s %(name)s: %(message)s")
+    try:
+        config = ConfigStore(args.service, args.config)
+        ctx = make_context(args.service, config, release(config.get("RELEASE")))
+    except ConfigError as exc:
+        print(f"spine {args.service}: invalid configuration: {exc}", file=sys.stderr)
+        return 2
+    if config.unknown_in_file:
+        logging.warning("ignoring unknown keys in %s: %s", args.config, ", ".join(config.unknown_in_file))
+    sock = socket.socket(fileno=args.listen_fd) if args.listen_fd is not None else None
+    asyncio.run(serve(component_for(ctx), sock, args.host, args.port, args.exit_with_parent))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,27 @@
+"""auth: logs users in.
+
+`POST /login {"user": name}` records the login time of a known user and returns
+{"token": ..., "user": name}; an unknown user gets 401 (the protected user table never grows).
+"""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from arenac.substrate.spine.service.app import DbComponent, error
+from arenac.substrate.spine.service.common import issue_token, json_object
+
+
+class Auth(DbComponent):
+    def routes(self) -> list[web.RouteDef]:
+        return [web.post("/login", self.login, name="login")]
+
+    async def login(self, request: web.Request) -> web.Response:
+        user = (await json_object(request)).get("user")
+        if not isinstance(user, str) or not user:
+            return error(400, "bad_request", 'expected {"user": name}')
+        async with self.db.connection() as conn:
+            found = await conn.fetchval("UPDATE users SET last_login = now() WHERE name = $1 RETURNING id", user)
+        if found is None:
+            return error(401, "unknown_user", f"no user {user!r}")
+        return web.json_response({"token": issue_token(user, self.ctx.config.get("AUTH_SECRET")), "user": user})

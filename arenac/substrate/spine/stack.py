@@ -1,0 +1,330 @@
+"""SpineStack: one isolated spine instance as local processes.
+
+Contract:
+- `SpineStack(data_dir, spec)`: everything lives under `data_dir` (cluster, Redis config, service
+  config files, logs, secrets); ports are free loopback ports chosen at `start()`, so any number
+  of stacks run side by side. A second start on the same directory keeps the database.
+- `start() -> Endpoints` returns once every component answers ready (bounded by `ready_timeout`),
+  and writes `<data_dir>/endpoints.json`. On failure it stops what it started and raises.
+- Each service runs as `python -m arenac.substrate.spine.service NAME --config <data_dir>/config/NAME.yaml`
+  on a listening socket the stack holds, so its port survives restarts. The config file is written
+  at `start()` from the spec and not again: an edit + `/admin/reload`, or an edit + restart, takes
+  effect; run-time `/admin/config` changes are lost on restart.
+- `restart_service(name)` restarts one service, or "postgres" or "redis", and waits until ready.
+- `stop()` stops every process it started, by PID (services, then Redis and PostgreSQL), and closes
+  every port; it is idempotent and also runs on `with` exit and at interpreter exit.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+import weakref
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import psutil
+import redis
+import yaml
+
+from arenac.substrate.spine.keys import SERVICES
+from arenac.substrate.spine.postgres import POSTGRES_BIN_PATH, ROLES, LocalPostgres
+from arenac.substrate.spine.procs import (
+    Child,
+    PidLedger,
+    env_with,
+    free_port,
+    listening_socket,
+    spawn,
+    stop,
+    stop_all,
+    wait_until,
+)
+from arenac.substrate.spine.redis_local import LocalRedis
+from arenac.substrate.spine.spec import SpineSpec
+
+COMPONENTS = (*SERVICES, "postgres", "redis")
+# PostgreSQL: SIGINT is its "fast" shutdown (SIGTERM would wait for every session to end)
+SERVER_STOP_SIGNAL = {"postgres": signal.SIGINT, "redis": signal.SIGTERM}
+
+
+@dataclass(frozen=True)
+class Endpoints:
+    """Where a running stack answers; also the JSON of the ready file."""
+
+    gateway: str
+    services: dict[str, str]
+    postgres: dict[str, str]  # role -> DSN (postgres, spine_admin: superusers, for the harness only)
+    postgres_dsn: str  # the application's DSN (role spine_app)
+    redis: str  # the application's user
+    redis_fanout: str  # the ACL user `fanout`
+    data_dir: str
+    pids: dict[str, int]
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2, sort_keys=True) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str) -> Endpoints:
+        return cls(**json.loads(text))
+
+
+@dataclass(frozen=True)
+class ComponentStatus:
+    name: str
+    pid: int | None
+    running: bool
+    ready: bool
+    detail: str = ""
+
+
+@dataclass
+class _Secrets:
+    postgres: dict[str, str]
+    redis: dict[str, str]
+    auth_secret: str
+
+    @classmethod
+    def load_or_create(cls, path: Path) -> _Secrets:
+        if path.exists():
+            return cls(**json.loads(path.read_text()))
+        made = cls(
+            postgres={role: secrets.token_hex(12) for role in ROLES},
+            redis={"default": secrets.token_hex(12), "fanout": secrets.token_hex(12)},
+            auth_secret=secrets.token_hex(16),
+        )
+        path.write_text(json.dumps(asdict(made), indent=2, sort_keys=True))
+        path.chmod(0o600)
+        return made
+
+
+_LIVE: weakref.WeakSet[SpineStack] = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_live_stacks() -> None:  # a crashed caller must not leave servers behind
+    for stack in list(_LIVE):
+        stack.stop()
+
+
+@dataclass(eq=False)  # identity semantics: stacks are tracked in a WeakSet
+class SpineStack:
+    data_dir: Path
+    spec: SpineSpec = field(default_factory=SpineSpec)
+    ready_timeout: float = 30.0
+    _children: dict[str, Child] = field(default_factory=dict, init=False, repr=False)
+    _sockets: dict[str, socket.socket] = field(default_factory=dict, init=False, repr=False)
+    _postgres: LocalPostgres | None = field(default=None, init=False, repr=False)
+    _redis: LocalRedis | None = field(default=None, init=False, repr=False)
+    _env: dict[str, str] = field(default_factory=dict, init=False, repr=False)
+    endpoints: Endpoints | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        self.data_dir = Path(self.data_dir).resolve()
+        for name, service in self.spec.services.items():
+            if service.replicas != 1:
+                raise ValueError(f"services.{name}.replicas={service.replicas}: the local stack runs exactly one")
+
+    # -- paths -------------------------------------------------------------------------------
+    def config_path(self, service: str) -> Path:
+        return self.data_dir / "config" / f"{service}.yaml"
+
+    def log_path(self, component: str) -> Path:
+        return self.data_dir / "logs" / f"{component}.log"
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def start(self) -> Endpoints:
+        if self.endpoints is not None:
+            return self.endpoints
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        ledger = PidLedger(self.data_dir / "pids.json")
+        ledger.end_leftovers()
+        _LIVE.add(self)
+        try:
+            return self._start(ledger)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self, ledger: PidLedger) -> Endpoints:
+        keys = _Secrets.load_or_create(self.data_dir / "secrets.json")
+        self._postgres = LocalPostgres(self.data_dir / "postgres", free_port(), keys.postgres,
+                                       dict(self.spec.postgres.settings))
+        self._redis = LocalRedis(self.data_dir / "redis", free_port(), keys.redis)
+        self._redis.write_conf(self.spec.redis.maxmemory, self.spec.redis.maxmemoryPolicy)
+        passfile = self.data_dir / "pgpass"
+        passfile.write_text(self._postgres.passfile_lines())
+        passfile.chmod(0o600)
+        for name in SERVICES:
+            self._sockets[name] = listening_socket()
+            path = self.config_path(name)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(yaml.safe_dump(self.spec.service_file(name), default_flow_style=False, sort_keys=True))
+        self._env = env_with(self._wiring(keys, passfile))
+
+        # services import and retry their dependencies while PostgreSQL initialises: overlapped
+        self._redis.start(self.log_path("redis"))
+        self._children["redis"] = self._redis.child  # type: ignore[assignment]
+        for name in SERVICES:
+            self._spawn_service(name)
+        ledger.record(list(self._children.values()))
+        self._postgres.start(self.log_path("postgres"), timeout=self.ready_timeout)
+        self._children["postgres"] = self._postgres.child  # type: ignore[assignment]
+        ledger.record(list(self._children.values()))
+        wait_until(self._services_not_ready, self.ready_timeout, "spine services")
+        return self._publish()
+
+    def restart_service(self, name: str) -> None:
+        """Restart one service, or "postgres" or "redis", and wait until it is ready again."""
+        if name not in COMPONENTS:
+            raise ValueError(f"unknown component {name!r}; expected one of {', '.join(COMPONENTS)}")
+        if self._postgres is None or self._redis is None:
+            raise RuntimeError("the stack is not running")
+        if name == "postgres":
+            self._postgres.stop()
+            self._postgres.start(self.log_path("postgres"), timeout=self.ready_timeout)
+            self._children["postgres"] = self._postgres.child  # type: ignore[assignment]
+            wait_until(self._services_not_ready, self.ready_timeout, "spine services")
+        elif name == "redis":
+            self._redis.stop()
+            self._redis.start(self.log_path("redis"), timeout=self.ready_timeout)
+            self._children["redis"] = self._redis.child  # type: ignore[assignment]
+        else:
+            stop(self._children[name])
+            self._spawn_service(name)
+            wait_until(lambda: self._service_not_ready(name), self.ready_timeout, name)
+        PidLedger(self.data_dir / "pids.json").record(list(self._children.values()))
+        self._publish()
+
+    def stop(self) -> None:
+        # services first (they hold database sessions), then the two servers, each group at once
+        stop_all([(self._children.pop(name), signal.SIGTERM) for name in SERVICES if name in self._children])
+        stop_all([(child, SERVER_STOP_SIGNAL[name]) for name, child in self._children.items()], timeout=15)
+        self._children.clear()
+        for sock in self._sockets.values():
+            sock.close()
+        self._sockets.clear()
+        self.endpoints = None
+        if self.data_dir.exists():
+            PidLedger(self.data_dir / "pids.json").clear()
+        _LIVE.discard(self)
+
+    def __enter__(self) -> SpineStack:
+        self.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()
+
+    # -- observation -------------------------------------------------------------------------
+    def pids(self) -> dict[str, int]:
+        return {name: child.pid for name, child in self._children.items()}
+
+    def exited(self) -> list[str]:
+        """Components whose process has ended since it was started (crashed or killed)."""
+        return [name for name, child in self._children.items() if not child.alive()]
+
+    def status(self) -> list[ComponentStatus]:
+        if self.endpoints is None:
+            return [ComponentStatus(name, None, False, False, "not started") for name in COMPONENTS]
+        return probe(self.endpoints)
+
+    # -- internals ---------------------------------------------------------------------------
+    def _wiring(self, keys: _Secrets, passfile: Path) -> dict[str, str]:
+        assert self._postgres is not None and self._redis is not None
+        return {
+            "SPINE_PG_HOST": "127.0.0.1",
+            "SPINE_PG_PORT": str(self._postgres.port),
+            "SPINE_PG_DATABASE": "spine",
+            "SPINE_PG_PASSFILE": str(passfile),
+            "SPINE_REDIS_URL": self._redis.url("default"),
+            "SPINE_REDIS_FANOUT_URL": self._redis.url("fanout"),
+            "SPINE_AUTH_SECRET": keys.auth_secret,
+            "SPINE_AUTH_URL": self._url("auth"),
+            "SPINE_CHANNEL_URL": self._url("channel"),
+            "SPINE_MESSAGE_URL": self._url("message"),
+        }
+
+    def _spawn_service(self, name: str) -> None:
+        sock = self._sockets[name]
+        argv = [sys.executable, "-m", "arenac.substrate.spine.service", name,
+                "--config", str(self.config_path(name)), "--listen-fd", str(sock.fileno()), "--exit-with-parent"]
+        self._children[name] = spawn(name, argv, log_path=self.log_path(name), env=self._env,
+                                     pass_fds=[sock.fileno()], cwd=self.data_dir)
+
+    def _url(self, name: str) -> str:
+        return f"http://127.0.0.1:{self._sockets[name].getsockname()[1]}"
+
+    def _service_not_ready(self, name: str) -> str:
+        child = self._children[name]
+        if not child.alive():
+            raise RuntimeError(f"{name} exited with code {child.popen.returncode}:\n{child.log_tail()}")
+        return _http_not_ready(self._url(name) + "/readyz")
+
+    def _services_not_ready(self) -> str:
+        for name in SERVICES:
+            reason = self._service_not_ready(name)
+            if reason:
+                return f"{name}: {reason}"
+        return ""
+
+    def _publish(self) -> Endpoints:
+        """Record the current endpoints (PIDs change on restarts) in memory and in endpoints.json."""
+        assert self._postgres is not None and self._redis is not None
+        self.endpoints = Endpoints(
+            gateway=self._url("gateway"),
+            services={name: self._url(name) for name in SERVICES},
+            postgres={role: self._postgres.dsn(role) for role in ROLES},
+            postgres_dsn=self._postgres.dsn("spine_app"),
+            redis=self._redis.url("default"),
+            redis_fanout=self._redis.url("fanout"),
+            data_dir=str(self.data_dir),
+            pids=self.pids(),
+        )
+        (self.data_dir / "endpoints.json").write_text(self.endpoints.to_json())
+        return self.endpoints
+
+
+def _http_not_ready(url: str, timeout: float = 2.0) -> str:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as response:
+            return "" if response.status == 200 else f"HTTP {response.status}"
+    except urllib.error.HTTPError as exc:
+        return f"HTTP {exc.code}: {exc.read().decode(errors='replace')[:200]}"
+    except (urllib.error.URLError, OSError) as exc:
+        return str(exc)
+
+
+def probe(endpoints: Endpoints) -> list[ComponentStatus]:
+    """Health of every component of a stack described by its endpoints (used by `status`)."""
+
+    def running(name: str) -> bool:
+        pid = endpoints.pids.get(name)
+        return pid is not None and psutil.pid_exists(pid)
+
+    out = []
+    for name, url in endpoints.services.items():
+        reason = _http_not_ready(url + "/readyz")
+        out.append(ComponentStatus(name, endpoints.pids.get(name), running(name), not reason, reason))
+    try:
+        with redis.Redis.from_url(endpoints.redis, socket_timeout=2) as conn:
+            conn.ping()
+        detail = ""
+    except (redis.RedisError, OSError) as exc:
+        detail = str(exc)
+    out.append(ComponentStatus("redis", endpoints.pids.get("redis"), running("redis"), not detail, detail))
+    pg = _pg_not_ready(endpoints.postgres_dsn)
+    out.append(ComponentStatus("postgres", endpoints.pids.get("postgres"), running("postgres"), not pg, pg))
+    return out
+
+
+def _pg_not_ready(dsn: str) -> str:
+    result = subprocess.run([str(POSTGRES_BIN_PATH / "pg_isready"), "-d", dsn], capture_output=True, text=True, timeout=10)
+    return "" if result.returncode == 0 else (result.stdout.strip() or "not accepting connections")

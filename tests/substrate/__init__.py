@@ -1,0 +1,1 @@
+"""Tests of the spine substrate (a package, so that its conftest and modules get unique names)."""

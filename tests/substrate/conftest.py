@@ -1,0 +1,48 @@
+"""Fixtures for the spine substrate tests: stacks that stop themselves.
+
+Every stack is started in a pytest tmp directory and stopped by the fixture that made it, even when
+the test fails, and then checked: its PIDs dead, its ports closed. Live tests use TIME_SCALE and
+small loads so that the whole directory runs in well under three minutes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from substrate.spine_client import Spine, assert_gone, ports_of
+
+from arenac.substrate.spine.spec import SpineSpec
+from arenac.substrate.spine.stack import SpineStack
+
+
+@pytest.fixture
+def make_stack(tmp_path: Path) -> Iterator[Callable[..., Spine]]:
+    """Start stacks for one test (`make_stack(spec)`); all of them are stopped and checked after it."""
+    started: list[SpineStack] = []
+
+    def make(spec: SpineSpec | None = None, name: str = "stack") -> Spine:
+        stack = SpineStack(tmp_path / name, spec or SpineSpec())
+        started.append(stack)
+        stack.start()
+        return Spine(stack)
+
+    yield make
+    for stack in started:
+        endpoints = stack.endpoints
+        pids = [child_pid for child_pid in stack.pids().values()]
+        stack.stop()
+        if endpoints is not None:
+            assert_gone(pids, ports_of(endpoints))
+
+
+@pytest.fixture(scope="module")
+def healthy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Spine]:
+    """One healthy stack shared by a module; tests undo their run-time changes (`/admin/reload`)."""
+    stack = SpineStack(tmp_path_factory.mktemp("healthy"), SpineSpec())
+    stack.start()
+    try:
+        yield Spine(stack)
+    finally:
+        stack.stop()

@@ -1,0 +1,245 @@
+"""Each knob a fault turns has its real effect on a running stack, and the healthy setting does not.
+
+Tests on the shared `healthy` stack undo what they change (run-time changes by /admin/reload,
+database changes by the inverse statement, Redis changes by CONFIG/ACL), so their order does not
+matter; the ones that need another deployment start their own stack.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections import Counter
+
+import asyncpg
+import redis
+import yaml
+from substrate.spine_client import Spine
+
+from arenac.substrate.spine.spec import SpineSpec
+
+
+def statuses(replies: list) -> Counter[int]:  # noqa: ANN001 - list[Reply]
+    return Counter(reply.status for reply in replies)
+
+
+def channel_seqs(spine: Spine, channel: str) -> list[int]:
+    rows = spine.sql("SELECT m.seq FROM messages m JOIN channels c ON c.id = m.channel_id WHERE c.name = $1", channel)
+    return [row["seq"] for row in rows]
+
+
+def test_tiny_pool_times_out_under_concurrent_sends(healthy: Spine) -> None:
+    token = healthy.login()
+    assert statuses(healthy.concurrent_sends("eng", 200, token)) == {201: 200}
+    healthy.admin("message", "/admin/config", {"DB_POOL_SIZE": "1", "DB_POOL_OVERFLOW": "0", "DB_POOL_TIMEOUT_MS": "50"})
+    try:
+        replies = healthy.concurrent_sends("eng", 200, token)
+    finally:
+        healthy.admin("message", "/admin/reload", {})
+    failed = [r for r in replies if r.status != 201]
+    assert len(failed) >= 20, statuses(replies)
+    assert {(r.status, r.body["error"]) for r in failed} == {(503, "db_pool_timeout")}
+    assert statuses(healthy.concurrent_sends("eng", 200, token)) == {201: 200}
+
+
+def test_rmw_sequencer_duplicates_under_concurrency_atomic_never(healthy: Spine) -> None:
+    token = healthy.login()
+    healthy.admin("message", "/admin/config", {"SEQUENCER_MODE": "rmw"})
+    try:
+        replies = healthy.concurrent_sends("random", 60, token)
+    finally:
+        healthy.admin("message", "/admin/reload", {})
+    assert statuses(replies) == {201: 60}
+    duplicated = [seq for seq, n in Counter(channel_seqs(healthy, "random")).items() if n > 1]
+    assert duplicated, "rmw under 60 concurrent sends gave no duplicate seq"
+
+    replies = healthy.concurrent_sends("eng", 60, token)
+    assert statuses(replies) == {201: 60}
+    seqs = channel_seqs(healthy, "eng")
+    assert sorted(seqs) == list(range(1, len(seqs) + 1)), "atomic seqs are not dense and unique"
+
+
+def test_release_150_ignores_sequencer_mode(healthy: Spine) -> None:
+    """A release is deployed locally by editing the config file's RELEASE and restarting."""
+    path = healthy.stack.config_path("message")
+    original = path.read_text()
+    path.write_text(yaml.safe_dump({**yaml.safe_load(original), "RELEASE": "1.5.0"}))
+    try:
+        assert healthy.admin("message", "/admin/reload", {}).body["pending_restart"] == ["RELEASE"]
+        healthy.stack.restart_service("message")
+        view = healthy.admin("message", "/admin/config").body
+        assert (view["release"], view["config"]["SEQUENCER_MODE"]) == ("1.5.0", "atomic")
+        assert statuses(healthy.concurrent_sends("sales", 60, healthy.login())) == {201: 60}
+        assert max(Counter(channel_seqs(healthy, "sales")).values()) > 1
+    finally:
+        path.write_text(original)
+        healthy.stack.restart_service("message")
+    assert healthy.admin("message", "/admin/config").body["release"] == "1.4.2"
+
+
+def test_strict_read_event_adds_the_hold_then_timeouts(healthy: Spine) -> None:
+    token = healthy.login()
+    assert healthy.read("general", 30, token).seconds < 0.15
+    healthy.admin("channel", "/admin/config", {"READ_CONSISTENCY_HOLD_MS": "300"})
+    healthy.admin("channel", "/admin/event", {"name": "read_consistency_strict", "on": True})
+    try:
+        held = healthy.read("general", 30, token)
+        assert held.status == 200 and 0.3 <= held.seconds < 1.5
+        # the hold keeps a pooled connection busy: under concurrency the pool runs dry
+        healthy.admin("channel", "/admin/config", {"DB_POOL_SIZE": "2", "DB_POOL_OVERFLOW": "0", "DB_POOL_TIMEOUT_MS": "500"})
+        replies = healthy.burst("GET", "/api/channels/general/messages?after=30", 20, token)
+        assert statuses(replies)[503] >= 5, statuses(replies)
+    finally:
+        healthy.admin("channel", "/admin/reload", {})
+    assert healthy.read("general", 30, token).seconds < 0.15
+
+
+def test_revoked_insert_grant_makes_sends_fail(healthy: Spine) -> None:
+    token = healthy.login()
+    healthy.sql("REVOKE INSERT ON messages FROM spine_app", role="spine_operator")
+    try:
+        failed = healthy.send("ops", "denied", token)
+    finally:
+        healthy.sql("GRANT INSERT ON messages TO spine_app", role="spine_operator")
+    assert (failed.status, failed.body["error"]) == (500, "database:42501")
+    assert healthy.send("ops", "allowed again", token).status == 201
+
+
+def hold_sequencer_row(spine: Spine, channel_id: int, seconds: float) -> threading.Thread:
+    """Lock a channel's sequencer row from an operator session for `seconds` (in a thread)."""
+    locked = threading.Event()
+
+    async def hold() -> None:
+        conn = await asyncpg.connect(spine.ep.postgres["spine_operator"])
+        try:
+            async with conn.transaction():
+                await conn.execute("SELECT 1 FROM channels WHERE id = $1 FOR UPDATE", channel_id)
+                locked.set()
+                await asyncio.sleep(seconds)
+        finally:
+            await conn.close()
+
+    thread = threading.Thread(target=lambda: asyncio.run(hold()))
+    thread.start()
+    assert locked.wait(10)
+    return thread
+
+
+def test_role_statement_timeout_applies_to_new_connections_only(healthy: Spine) -> None:
+    token = healthy.login()
+    healthy.sql("ALTER ROLE spine_app SET statement_timeout = '300ms'", role="spine_operator")
+    try:
+        holder = hold_sequencer_row(healthy, 3, 1.0)  # eng
+        waited = healthy.send("eng", "old connection", token)
+        holder.join()
+        assert waited.status == 201 and waited.seconds >= 0.8  # pooled sessions predate the setting
+        healthy.stack.restart_service("message")  # new pool, new sessions
+        holder = hold_sequencer_row(healthy, 3, 1.0)
+        cancelled = healthy.send("eng", "new connection", token)
+        holder.join()
+        assert (cancelled.status, cancelled.body["error"]) == (503, "statement_timeout")
+        assert cancelled.seconds < 0.8
+    finally:
+        healthy.sql("ALTER ROLE spine_app RESET statement_timeout", role="spine_operator")
+        healthy.stack.restart_service("message")
+    assert healthy.send("eng", "healthy", token).status == 201
+
+
+def test_fanout_acl_denial_grows_the_backlog(healthy: Spine) -> None:
+    token = healthy.login()
+    admin = redis.Redis.from_url(healthy.ep.redis)
+    admin.execute_command("ACL", "SETUSER", "fanout", "-rpop")
+    try:
+        for i in range(10):
+            assert healthy.send("general", f"acl {i}", token).status == 201
+        time.sleep(1.0)
+        assert healthy.backlog() >= 10
+        assert "NoPermission" in healthy.admin("fanout", "/admin/backlog").body["last_error"]
+    finally:
+        admin.execute_command("ACL", "SETUSER", "fanout", "+rpop")
+    healthy.wait_for(lambda: healthy.backlog() == 0, 10, "the backlog to drain")
+
+
+def test_small_redis_maxmemory_stalls_fanout(make_stack) -> None:  # noqa: ANN001
+    spine = make_stack(SpineSpec().with_sets(["redis.maxmemory=1mb"]))
+    admin = redis.Redis.from_url(spine.ep.redis)
+    assert admin.config_get("maxmemory")["maxmemory"] == str(2**20)
+    token = spine.login()
+    replies = spine.concurrent_sends("general", 150, token)
+    assert statuses(replies) == {201: 150}  # messages are committed; only fan-out is late
+    time.sleep(1.5)
+    stalled = spine.backlog()
+    time.sleep(1.0)
+    assert spine.backlog() >= stalled > 0, "fan-out did not stall"
+    admin.config_set("maxmemory", "256mb")
+    spine.wait_for(lambda: spine.backlog() == 0, 15, "the backlog to drain once Redis has memory")
+
+
+def test_maintenance_window_gives_periodic_send_stalls(make_stack) -> None:  # noqa: ANN001
+    # period 15 s, offset 5 s, duration 5 s at TIME_SCALE 0.2: a 1 s window every 3 s, at 1 s
+    spec = SpineSpec().with_sets(["TIME_SCALE=0.2", "MAINT_PERIOD_S=15", "MAINT_OFFSET_S=5", "MAINT_DURATION_S=5"])
+    spine = make_stack(spec)
+    token = spine.login()
+    probes: list[tuple[float, float]] = []
+    end = time.time() + 7.0
+    while time.time() < end:
+        started = time.time()
+        assert spine.send("eng", "probe", token).status == 201
+        probes.append((started, time.time() - started))
+        time.sleep(0.03)
+    period, offset, duration = 3.0, 1.0, 1.0
+    in_window = [(t, s) for t, s in probes if offset - 0.05 <= t % period <= offset + duration + 0.05]
+    outside = [s for t, s in probes if (t, s) not in in_window]
+    slow = [(t, s) for t, s in probes if s > 0.1]
+    assert len({int(t // period) for t, _ in slow}) >= 2, "expected stalls in at least two windows"
+    assert sum(1 for t, s in slow if (t, s) in in_window) >= 0.8 * len(slow)
+    assert sorted(outside)[int(len(outside) * 0.9)] < 0.1
+    windows = spine.admin("maintenance", "/admin/windows").body["windows"]
+    assert [round(w["start"] % period, 2) for w in windows if "error" not in w][-2:] == [offset, offset]
+
+
+def test_leaked_transaction_blocks_the_channel_until_ended(healthy: Spine) -> None:
+    """Release 1.5.1 leaves a session idle in transaction holding the channel's sequencer row."""
+    path = healthy.stack.config_path("message")
+    original = path.read_text()
+    path.write_text(yaml.safe_dump({**yaml.safe_load(original), "RELEASE": "1.5.1"}))
+    healthy.admin("gateway", "/admin/config", {"UPSTREAM_TIMEOUT_MS": "1000"})
+    token = healthy.login()
+    try:
+        healthy.stack.restart_service("message")
+        seq = healthy.send("ops", "before", token).body["seq"]
+        while seq % 20:  # the leak follows the send that takes a multiple of 20
+            seq = healthy.send("ops", "to the leak", token).body["seq"]
+        blocked = healthy.send("ops", "blocked", token)
+        assert (blocked.status, blocked.body["error"]) == (504, "upstream_timeout")
+        assert healthy.send("random", "other channel", token).status == 201
+        idle = healthy.sql("SELECT pid FROM pg_stat_activity WHERE usename = 'spine_app'"
+                           " AND state = 'idle in transaction'", role="spine_operator")
+        assert len(idle) == 1
+        # the operator's repairs: end the session now, and let PostgreSQL end future ones
+        healthy.sql("SELECT pg_terminate_backend($1)", idle[0]["pid"], role="spine_operator")
+        healthy.sql("ALTER DATABASE spine SET idle_in_transaction_session_timeout = '1s'", role="spine_operator")
+        seq = healthy.send("ops", "after terminate", token).body["seq"]
+        while seq % 20:
+            seq = healthy.send("ops", "to the next leak", token).body["seq"]
+        time.sleep(1.5)  # the new leaked session outlives the timeout and is ended by PostgreSQL
+        assert healthy.send("ops", "after timeout", token).body["seq"] == seq + 1
+    finally:
+        healthy.sql("ALTER DATABASE spine RESET idle_in_transaction_session_timeout", role="spine_operator")
+        path.write_text(original)
+        healthy.stack.restart_service("message")
+        healthy.admin("gateway", "/admin/reload", {})
+
+
+def test_db_role_switch_takes_a_new_pool(healthy: Spine) -> None:
+    token = healthy.login()
+    assert healthy.admin("message", "/admin/config", {"DB_ROLE": "spine_readonly"}).status == 200
+    try:
+        denied = healthy.send("general", "as readonly", token)
+        assert (denied.status, denied.body["error"]) == (500, "database:42501")
+        refused = healthy.admin("message", "/admin/config", {"DB_ROLE": "nobody"})
+        assert (refused.status, refused.body["error"]) == (503, "pool_rebuild_failed")
+    finally:
+        healthy.admin("message", "/admin/reload", {})
+    assert healthy.send("general", "as the app again", token).status == 201
