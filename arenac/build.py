@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,9 +31,15 @@ def _inputs(variant: Variant, entry: SubstrateEntry, spec_text: str) -> dict[str
     library = load_library()
     used = [entry.directory / "substrate.yaml", *sorted(entry.directory.glob("*.arena"))]
     used += [entry.directory / "faults" / f"{f.template.split('.', 1)[1]}.yaml" for f in variant.faults]
-    inputs = {library.relative(path): path.read_bytes() for path in used if path.is_file()}
+    inputs = {library.relative(path): _read(path) for path in used if path.is_file()}
     inputs[variant.spec.source] = spec_text.encode("utf-8")
     return inputs
+
+
+@functools.lru_cache(maxsize=256)
+def _read(path: Path) -> bytes:
+    """Library files are read once per process (a compile run sees one library)."""
+    return path.read_bytes()
 
 
 def build(compilation: Compilation, out: Path) -> list[WrittenBundle]:

@@ -46,11 +46,19 @@ def write_bundle(directory: Path, files: dict[str, str | bytes], executables: fr
     directory.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
     try:
+        made: set[Path] = {staging}
         for relative in sorted(files):
             target = staging / relative
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(_bytes(files[relative]))
-            os.chmod(target, 0o755 if relative in executables else 0o644)
+            if target.parent not in made:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                made.add(target.parent)
+            # modes are set explicitly (not left to the umask) so that bundles are identical everywhere
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            try:
+                os.fchmod(fd, 0o755 if relative in executables else 0o644)
+                os.write(fd, _bytes(files[relative]))
+            finally:
+                os.close(fd)
         if directory.exists():
             shutil.rmtree(directory)
         staging.rename(directory)

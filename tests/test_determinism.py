@@ -45,3 +45,17 @@ def test_no_absolute_paths_or_timestamps(tmp_path):
         # vendored substrate files are byte copies of the library (its seed data carries fixed dates)
         if "/chart/charts/" not in f"/{path}":
             assert not timestamp.search(data), f"{path} contains a timestamp"
+
+
+def test_libyaml_and_pure_python_emitters_agree(tmp_path):
+    """Bundles use libyaml when present; a machine without it must write the same bytes."""
+    import yaml
+
+    from arenac.serialize import dump_yaml
+
+    build(compile_paths(task_paths()), tmp_path)
+    documents = [yaml.safe_load(p.read_text()) for p in sorted(tmp_path.rglob("*.yaml"))
+                 if "/templates/" not in p.as_posix()]
+    assert len(documents) > 20
+    for document in documents:
+        assert dump_yaml(document, yaml.SafeDumper) == dump_yaml(document)

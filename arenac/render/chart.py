@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import functools
 from importlib import resources
 from pathlib import Path
 
@@ -68,15 +69,24 @@ def chart_files(variant: Variant, entry: SubstrateEntry) -> dict[str, str | byte
             "faultInit": {"enabled": runtime_at_start},
         },
     })
-    templates = resources.files("arenac").joinpath("templates/chart")
-    for item in sorted(templates.iterdir(), key=lambda t: t.name):
-        if item.name.endswith((".yaml", ".tpl")):
-            files[f"chart/templates/{item.name}"] = item.read_text(encoding="utf-8")
+    files.update(_harness_templates())
     for relative, data in vendored.items():
         files[f"chart/charts/{substrate.chart_name}/{relative}"] = data
     return files
 
 
+@functools.lru_cache(maxsize=1)
+def _harness_templates() -> dict[str, str]:
+    """The static harness templates, read once per process."""
+    templates = resources.files("arenac").joinpath("templates/chart")
+    return {
+        f"chart/templates/{item.name}": item.read_text(encoding="utf-8")
+        for item in sorted(templates.iterdir(), key=lambda t: t.name)
+        if item.name.endswith((".yaml", ".tpl"))
+    }
+
+
+@functools.lru_cache(maxsize=8)
 def _vendored_chart(chart_dir: Path) -> dict[str, bytes]:
     if not chart_dir.is_dir():
         return {}
@@ -87,6 +97,7 @@ def _vendored_chart(chart_dir: Path) -> dict[str, bytes]:
     }
 
 
+@functools.lru_cache(maxsize=8)
 def _chart_version(chart_yaml: bytes) -> str:
     import yaml
 
