@@ -183,17 +183,17 @@ def verify_bundle_command(directories):
         sys.exit(EXIT_MISMATCH)
 
 
-def _register_substrate_commands() -> None:
+def _register_commands() -> None:
+    """Commands that live with their own packages (click imports only; modules load lazily)."""
     from arenac.substrate.cli import calibrate, substrate
+    from arenac.verify.cli import grade
 
     main.add_command(substrate)
     main.add_command(calibrate)
+    main.add_command(grade)
 
 
-try:  # the substrate package lands with its own issue; the compiler works without it
-    _register_substrate_commands()
-except ImportError:  # pragma: no cover
-    pass
+_register_commands()
 
 
 if __name__ == "__main__":  # `python -m arenac.cli`

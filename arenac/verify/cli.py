@@ -1,0 +1,40 @@
+"""`arenac grade RUN_DIR [--gates FILE] [--no-write]`: re-grade a saved run from its evidence alone.
+
+Contract: grades RUN_DIR/evidence against FILE (default RUN_DIR/evidence/gates.json),
+prints the verdict summary, and (unless --no-write, for trying other gates on a recorded
+run) rewrites RUN_DIR/verdict.json and RUN_DIR/reward.json. Exit 0 whatever the reward;
+exit 1, with a one-line message and no traceback, when the evidence or the gates cannot
+be read (nothing is written then).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+
+@click.command(name="grade")
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.option("--gates", "gates_file", type=click.Path(path_type=Path), default=None,
+              help="Gates to grade against (default: RUN_DIR/evidence/gates.json).")
+@click.option("--no-write", is_flag=True, help="Print the verdict only; leave verdict.json and reward.json alone.")
+def grade(run_dir: Path, gates_file: Path | None, no_write: bool) -> None:
+    """Re-grade a saved run from its evidence alone."""
+    from arenac.verify.evidence import EvidenceError
+    from arenac.verify.grade import grade as grade_evidence
+    from arenac.verify.grade import write_results
+    from arenac.verify.verdict import summary
+
+    if not run_dir.is_dir():
+        click.echo(f"arenac grade: {run_dir} is not a directory", err=True)
+        sys.exit(1)
+    try:
+        verdict = grade_evidence(run_dir / "evidence", gates_file)
+    except EvidenceError as error:
+        click.echo(f"arenac grade: cannot grade {run_dir}: {error}", err=True)
+        sys.exit(1)
+    if not no_write:
+        write_results(run_dir, verdict)
+    click.echo(summary(verdict))

@@ -1,0 +1,168 @@
+"""Metrics over windows of plan seconds, from the evidence (docs/evidence.md, "Metric semantics").
+
+Contract:
+- A window is half-open, [a, b) in plan seconds. A ledger second belongs to it when its
+  start `t` does (a <= t < b); a backlog sample likewise; a snapshot when its time lies in
+  [a, b] (snapshots are taken at window ends: soak_end at the soak's end).
+- error_rate = errors / count; pNN = the percentile of the merged HDR histograms, in
+  seconds (p999 is the 99.9th; histograms that do not hold exactly `count` latencies are
+  a broken ledger, EvidenceError); backlog(q) = the last sample in the window;
+  violations(seq) = duplicates + gaps of the last snapshot in the window.
+- goodput = good requests per second and throughput = requests per second, per *real*
+  second: the load generator scales phase durations by the time scale but not rates
+  (arenac.substrate.spine.profile), so the window's plan seconds are multiplied by the
+  ledger's time_scale (at time scale 1 this is exactly (count - errors) / (b - a)). With a
+  phase filter the seconds are those of the window spent in phases of that name, which is
+  how the baseline measures per-phase goodput.
+- A metric over a window with no requests (or no samples, or no snapshot) is undefined:
+  `Measured.value` is None and `note` says why. Baseline figures come from baseline.json
+  (route and phase default to "all"; milliseconds become seconds); a missing figure is
+  undefined too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hdrh.histogram import HdrHistogram
+
+from arenac.model.gates import Metric
+from arenac.verify.evidence import SNAPSHOT_LABELS, Evidence, EvidenceError, LedgerSecond
+from arenac.verify.verdict import Window
+
+PERCENTILES = {"p50": 50.0, "p90": 90.0, "p95": 95.0, "p99": 99.0, "p999": 99.9}
+HIST_LOWEST_US, HIST_HIGHEST_US, HIST_DIGITS = 1, 60_000_000, 3
+_BASELINE_FIELDS = {"error_rate": ("error_rate", 1.0), "goodput": ("goodput_rps", 1.0),
+                    "p50": ("p50_ms", 0.001), "p95": ("p95_ms", 0.001), "p99": ("p99_ms", 0.001)}
+
+
+@dataclass(frozen=True)
+class Measured:
+    value: float | None  # None: undefined
+    note: str  # how it was measured, or why it is undefined
+
+
+def metric_text(metric: Metric) -> str:
+    """Canonical spelling: `p99(send, phase: peak)`, `baseline.goodput`, `backlog(fanout)`."""
+    args = [a for a in (metric.route, metric.queue, metric.sequence) if a]
+    if metric.phase:
+        args.append(f"phase: {metric.phase}")
+    call = metric.name + (f"({', '.join(args)})" if args else "")
+    return ("baseline." if metric.baseline else "") + call
+
+
+def fmt(value: float) -> str:
+    return f"{value:.6g}"
+
+
+class Measurer:
+    """Evaluates metrics over windows; merged histograms are cached per (filter, window)."""
+
+    def __init__(self, evidence: Evidence) -> None:
+        self.evidence = evidence
+        self._hists: dict[tuple, HdrHistogram] = {}
+
+    def measure(self, metric: Metric, window: Window) -> Measured:
+        if metric.baseline:
+            return self._baseline(metric)
+        if metric.name == "backlog":
+            return self._backlog(metric.queue or "", window)
+        if metric.name == "violations":
+            return self._violations(metric.sequence or "", window)
+        return self._requests(metric, window)
+
+    # ---- the ledger ------------------------------------------------------------------
+    def _seconds(self, metric: Metric, window: Window) -> list[LedgerSecond]:
+        return [s for s in self.evidence.ledger.seconds
+                if window.start_s <= s.t < window.end_s
+                and (metric.route is None or s.route == metric.route)
+                and (metric.phase is None or s.phase == metric.phase)]
+
+    def _requests(self, metric: Metric, window: Window) -> Measured:
+        seconds = self._seconds(metric, window)
+        count = sum(s.count for s in seconds)
+        errors = sum(s.errors for s in seconds)
+        scope = _scope(metric)
+        if count == 0:
+            return Measured(None, f"undefined: no requests{scope} in the window")
+        if metric.name == "error_rate":
+            return Measured(errors / count, f"{errors} errors / {count} requests{scope}")
+        if metric.name in ("goodput", "throughput"):
+            real_s = self._window_seconds(metric, window) * self.evidence.ledger.time_scale
+            if real_s <= 0:
+                return Measured(None, f"undefined: the window has no time{scope}")
+            numerator = count - errors if metric.name == "goodput" else count
+            what = "good requests" if metric.name == "goodput" else "requests"
+            return Measured(numerator / real_s, f"{numerator} {what}{scope} / {fmt(real_s)} s")
+        histogram = self._histogram(metric, window, seconds)
+        if histogram.get_total_count() != count:
+            raise EvidenceError(f"evidence/ledger.json: the histograms{scope} over {window} hold "
+                                f"{histogram.get_total_count()} latencies, the counts {count} requests")
+        value_us = histogram.get_value_at_percentile(PERCENTILES[metric.name])
+        return Measured(value_us / 1e6, f"over {count} requests{scope}")
+
+    def _window_seconds(self, metric: Metric, window: Window) -> float:
+        if metric.phase is None:
+            return window.end_s - window.start_s
+        return sum(max(0.0, min(window.end_s, p.end_s) - max(window.start_s, p.start_s))
+                   for p in self.evidence.ledger.phases if p.name == metric.phase)
+
+    def _histogram(self, metric: Metric, window: Window, seconds: list[LedgerSecond]) -> HdrHistogram:
+        key = (metric.route, metric.phase, window.start_s, window.end_s)
+        if key not in self._hists:
+            merged = HdrHistogram(HIST_LOWEST_US, HIST_HIGHEST_US, HIST_DIGITS)
+            for second in seconds:
+                try:
+                    merged.decode_and_add(second.hist)
+                except Exception as error:  # the codec raises a variety of types
+                    raise EvidenceError(f"evidence/ledger.json: the histogram of route {second.route} at "
+                                        f"t={fmt(second.t)} is not an HdrHistogram encoding ({error})") from None
+            self._hists[key] = merged
+        return self._hists[key]
+
+    # ---- backlog and snapshots -------------------------------------------------------
+    def _backlog(self, queue: str, window: Window) -> Measured:
+        samples = [s for s in self.evidence.backlog.queues.get(queue, ())
+                   if window.start_s <= s[0] < window.end_s]
+        if not samples:
+            return Measured(None, f"undefined: no backlog samples of queue {queue} in the window")
+        t, value = max(samples, key=lambda s: s[0])
+        return Measured(value, f"last sample at t={fmt(t)}")
+
+    def _violations(self, sequence: str, window: Window) -> Measured:
+        placed = []
+        for label in SNAPSHOT_LABELS:
+            snapshot = self.evidence.snapshot(label, required=False)
+            if snapshot is None:
+                continue
+            t = self.evidence.snapshot_time(label, snapshot)
+            if t is not None and window.start_s <= t <= window.end_s:
+                placed.append((t, label, snapshot))
+        if not placed:
+            return Measured(None, "undefined: no snapshot in the window")
+        t, label, snapshot = max(placed, key=lambda p: p[0])
+        state = snapshot.sequences.get(sequence)
+        if state is None:
+            return Measured(None, f"undefined: snapshot {label} has no sequence {sequence}")
+        return Measured(float(state.duplicates + state.gaps),
+                        f"{state.duplicates} duplicates + {state.gaps} gaps in snapshot {label} (t={fmt(t)})")
+
+    # ---- the healthy baseline --------------------------------------------------------
+    def _baseline(self, metric: Metric) -> Measured:
+        route, phase = metric.route or "all", metric.phase or "all"
+        field = _BASELINE_FIELDS.get(metric.name)
+        figures = self.evidence.baseline.routes.get(route, {}).get(phase)
+        value = getattr(figures, field[0]) if figures is not None and field is not None else None
+        if value is None:
+            return Measured(None, f"undefined: the baseline has no {metric.name} figure for route {route}, "
+                                  f"phase {phase}")
+        return Measured(value * field[1], f"baseline route {route}, phase {phase}")
+
+
+def _scope(metric: Metric) -> str:
+    parts = []
+    if metric.route:
+        parts.append(f"route {metric.route}")
+    if metric.phase:
+        parts.append(f"phase {metric.phase}")
+    return f" ({', '.join(parts)})" if parts else ""

@@ -1,0 +1,85 @@
+"""Outcome predicates: expressions of metrics and constants, compared over a window.
+
+Contract:
+- A predicate is evaluated over a base window (the soak, or a challenge's re-check window):
+  `soak` -> the base window; `within X` -> [start + X, end) (the first X seconds are
+  allowed for recovery; a base window no longer than X leaves nothing, so the predicate is
+  undefined); `for X` -> the last X seconds, [max(start, end - X), end).
+- Arithmetic (`+ - *`) over undefined operands is undefined, and an undefined side fails
+  the predicate. `==` and `!=` compare with a relative tolerance of 1e-9 so that float
+  arithmetic (`1.2 * baseline.p99`) cannot decide a verdict.
+"""
+
+from __future__ import annotations
+
+import math
+
+from arenac.model.gates import BinOp, Const, Expr, Metric, Predicate
+from arenac.units import format_seconds
+from arenac.verify.metrics import Measured, Measurer, fmt, metric_text
+from arenac.verify.verdict import Check, Window
+
+
+def predicate_window(predicate: Predicate, base: Window) -> Window:
+    if predicate.window == "within" and predicate.window_s is not None:
+        return Window(label=f"{base.label} after {format_seconds(predicate.window_s)}",
+                      start_s=base.start_s + predicate.window_s, end_s=base.end_s)
+    if predicate.window == "for" and predicate.window_s is not None:
+        return Window(label=f"last {format_seconds(predicate.window_s)} of {base.label}",
+                      start_s=max(base.start_s, base.end_s - predicate.window_s), end_s=base.end_s)
+    return base
+
+
+def compare(left: float, op: str, right: float) -> bool:
+    if op in ("==", "!="):
+        equal = math.isclose(left, right, rel_tol=1e-9, abs_tol=1e-12)
+        return equal if op == "==" else not equal
+    return {"<=": left <= right, ">=": left >= right, "<": left < right, ">": left > right}[op]
+
+
+class _Evaluation:
+    def __init__(self, measurer: Measurer, window: Window) -> None:
+        self.measurer = measurer
+        self.window = window
+        self.terms: dict[str, float | None] = {}
+        self.notes: list[str] = []
+
+    def value(self, expr: Expr) -> float | None:
+        if isinstance(expr, Const):
+            return expr.value
+        if isinstance(expr, Metric):
+            measured: Measured = self.measurer.measure(expr, self.window)
+            text = metric_text(expr)
+            self.terms[text] = measured.value
+            shown = fmt(measured.value) if measured.value is not None else "undefined"
+            note = f"{text} = {shown}"
+            if measured.value is None or not expr.baseline:
+                note += f" ({measured.note.removeprefix('undefined: ')})"
+            self.notes.append(note)
+            return measured.value
+        assert isinstance(expr, BinOp)
+        left, right = self.value(expr.left), self.value(expr.right)
+        if left is None or right is None:
+            return None
+        return {"+": left + right, "-": left - right, "*": left * right}[expr.op]
+
+
+def evaluate_predicate(predicate: Predicate, measurer: Measurer, base: Window) -> Check:
+    window = predicate_window(predicate, base)
+    evaluation = _Evaluation(measurer, window)
+    left = evaluation.value(predicate.left)
+    right = evaluation.value(predicate.right)
+    notes = "; ".join(evaluation.notes)
+    if window.end_s <= window.start_s:
+        passed, verdict = False, "the window is empty"
+    elif left is None or right is None:
+        passed, verdict = False, "undefined"
+    else:
+        passed = compare(left, predicate.op, right)
+        verdict = f"{fmt(left)} {predicate.op} {fmt(right)} {'holds' if passed else 'does not hold'}"
+    return Check(kind="predicate", text=predicate.text, passed=passed, observed=left, threshold=right,
+                 window=window, detail=f"{verdict}; {notes}" if notes else verdict, terms=evaluation.terms)
+
+
+def evaluate_predicates(predicates: tuple[Predicate, ...], measurer: Measurer, base: Window) -> tuple[Check, ...]:
+    return tuple(evaluate_predicate(p, measurer, base) for p in predicates)

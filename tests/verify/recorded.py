@@ -1,0 +1,159 @@
+"""Recorded evidence for verifier tests: a healthy run by default, edited per test, written to disk.
+
+The run follows docs/evidence.md: phases are a 20 s warm-up then 30 s peak / 30 s trough
+cycles; the soak is [140, 260) (peak, trough, peak, trough); `message` is restarted at 262
+and re-checked over [270, 300); `strict` is retriggered inside the soak at 200. Traffic
+mirrors spine.standard over two routes: send 24/s at peak and 6/s in the trough, read
+36/s and 9/s, so all routes together make 37.5/s over a cycle, as in the library baseline.
+Every ledger second carries a real HdrHistogram encoding.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from hdrh.histogram import HdrHistogram
+
+from arenac.model.actions import Target
+from arenac.model.gates import BinOp, Const, Metric, Predicate
+from arenac.verify import Verdict, grade
+
+ROOT = Path(__file__).resolve().parents[2]
+LIBRARY_BASELINE = ROOT / "library" / "substrates" / "spine" / "baseline.json"
+RATES = {"send": {"peak": 24, "trough": 6, "warmup": 8}, "read": {"peak": 36, "trough": 9, "warmup": 12}}
+LATENCY_MS = {"send": 4.0, "read": 3.0}
+SOAK = (140.0, 260.0)
+TRAFFIC = (100, 320)  # plan seconds with recorded traffic
+LABELS = ("baseline", "declaration", "after_restart", "soak_end")
+
+
+@lru_cache(maxsize=None)
+def encode(latencies_us: tuple[int, ...]) -> str:
+    histogram = HdrHistogram(1, 60_000_000, 3)
+    for value in latencies_us:
+        histogram.record_value(value)
+    return histogram.encode().decode("ascii")
+
+
+def healthy_snapshot() -> dict[str, Any]:
+    return {
+        "config": {"message": {"DB_POOL_SIZE": "16", "DB_POOL_OVERFLOW": "8"},
+                   "channel": {"READ_TIMEOUT": "500ms"}},
+        "events": {"channel": []},
+        "release": {"message": "message-1.4.2", "channel": "channel-1.4.2"},
+        "db_settings": {"spine_app.statement_timeout": "5s"},
+        "grants": {"messages": ["INSERT", "SELECT", "UPDATE"]},
+        "redis": {"maxmemory": "67108864", "acl.fanout": "on ~inbox:* +@all"},
+        "tables": {"messages": {"rows": 4000, "checksum": "9f2c" * 16}},
+        "sequences": {"messages.seq": {"groups": 8, "rows": 4000, "duplicates": 0, "gaps": 0}},
+    }
+
+
+# ---- gate builders -------------------------------------------------------------------
+def metric(name: str, route: str | None = None, phase: str | None = None, *, queue: str | None = None,
+           sequence: str | None = None, baseline: bool = False) -> Metric:
+    return Metric(name=name, route=route, phase=phase, queue=queue, sequence=sequence, baseline=baseline)
+
+
+def const(value: float, dimension: str = "number") -> Const:
+    return Const(value=value, dimension=dimension)
+
+
+def binop(left, op: str, right) -> BinOp:
+    return BinOp(op=op, left=left, right=right)
+
+
+def pred(text: str, left, op: str, right, window: str = "soak", window_s: float | None = None) -> Predicate:
+    return Predicate(text=text, left=left, op=op, right=right, window=window, window_s=window_s)
+
+
+def target(kind: str, ref: str) -> Target:
+    return Target(kind=kind, ref=ref)
+
+
+ERROR_RATE_SEND = pred("error_rate(send) <= 1%", metric("error_rate", "send"), "<=", const(0.01, "fraction"))
+
+
+class RecordedRun:
+    """A healthy, scored run; tests edit its parts, then `write()` or `grade()`."""
+
+    def __init__(self, root: Path, time_scale: float = 1.0) -> None:
+        self.run_dir = root / "run"
+        self.time_scale = time_scale
+        self.timeline: dict[str, Any] = {
+            "time_scale": time_scale, "warmup_end_s": 20.0, "handover_s": 40.0, "declared_s": 90.0,
+            "window_end_s": 140.0, "soak_start_s": SOAK[0], "soak_end_s": SOAK[1], "status": "scored",
+            "void_reason": None}
+        self.phases = [{"name": "warmup", "start_s": 0.0, "end_s": 20.0}] + [
+            {"name": "peak" if i % 2 == 0 else "trough", "start_s": 20.0 + 30 * i, "end_s": 50.0 + 30 * i}
+            for i in range(10)]
+        # (t, route) -> list of (latency_us, error)
+        self.requests: dict[tuple[int, str], list[tuple[int, bool]]] = {}
+        for route in RATES:
+            self.traffic(route, *TRAFFIC)
+        self.backlog: dict[str, list[list[float]]] = {"fanout": [[float(t), 0.0] for t in range(*TRAFFIC)]}
+        self.challenges: dict[str, Any] = {
+            "restart": [{"service": "message", "t": 262.0, "ok": True}],
+            "retrigger": [{"fault": "strict", "t": 200.0, "ok": True}],
+            "after_restart": {"start_s": 270.0, "end_s": 300.0}}
+        self.snapshots = {label: healthy_snapshot() for label in LABELS}
+        for label in ("after_restart", "soak_end"):  # traffic appends messages
+            self.snapshots[label]["sequences"]["messages.seq"].update(rows=6000)
+        self.baseline: dict[str, Any] = json.loads(LIBRARY_BASELINE.read_text())
+        self.outcome: list[Predicate] = [ERROR_RATE_SEND]
+        self.safety: list = []
+        self.task, self.variant = "recorded", "recorded-00000000"
+
+    # ---- editing -------------------------------------------------------------------
+    def phase_at(self, t: float) -> str:
+        return next(p["name"] for p in self.phases if p["start_s"] <= t < p["end_s"])
+
+    def traffic(self, route: str, start: float, end: float, *, rate: float | None = None,
+                latency_ms: float | list[float] | None = None, errors: int = 0) -> None:
+        """Replace the requests of `route` in plan seconds [start, end): `rate` per real second
+        (default: the phase's), each second's latencies cycling through `latency_ms`, and the
+        first `errors` requests of each second failing."""
+        latencies = latency_ms if isinstance(latency_ms, list) else [latency_ms or LATENCY_MS[route]]
+        for t in range(int(start), int(end)):
+            per_second = rate if rate is not None else RATES[route][self.phase_at(t)]
+            count = int(round(per_second * self.time_scale))
+            self.requests[(t, route)] = [(int(latencies[i % len(latencies)] * 1000), i < errors)
+                                         for i in range(count)]
+
+    # ---- output ----------------------------------------------------------------------
+    def ledger(self) -> dict[str, Any]:
+        seconds = []
+        for (t, route), requests in sorted(self.requests.items()):
+            if not requests:
+                continue
+            seconds.append({"t": t, "phase": self.phase_at(t), "route": route, "count": len(requests),
+                            "errors": sum(1 for _, error in requests if error),
+                            "hist": encode(tuple(latency for latency, _ in requests))})
+        return {"profile": {"name": "standard"}, "time_scale": self.time_scale, "client_timeout_s": 10.0,
+                "phases": self.phases, "seconds": seconds}
+
+    def gates(self) -> dict[str, Any]:
+        return {"task": self.task, "variant": self.variant, "baseline": "spine/standard",
+                "challenges": {"restart": ["message"], "retrigger": ["strict"]},
+                "gates": {"outcome": [p.model_dump(mode="json") for p in self.outcome],
+                          "safety": [c.model_dump(mode="json") for c in self.safety]}}
+
+    def write(self) -> Path:
+        evidence = self.run_dir / "evidence"
+        (evidence / "snapshots").mkdir(parents=True, exist_ok=True)
+        files = {"timeline.json": self.timeline, "ledger.json": self.ledger(), "baseline.json": self.baseline,
+                 "backlog.json": {"queues": self.backlog}, "challenges.json": self.challenges,
+                 "gates.json": self.gates(),
+                 "boundary.json": {"agent": "noop", "declared": True, "declared_s": 90.0, "frozen_s": 90.5,
+                                   "processes_stopped": 1, "method": "killpg"}}
+        files.update({f"snapshots/{label}.json": snap for label, snap in self.snapshots.items()})
+        for name, data in files.items():
+            (evidence / name).write_text(json.dumps(data, sort_keys=True, indent=1) + "\n")
+        return self.run_dir
+
+    def grade(self) -> Verdict:
+        self.write()
+        return grade(self.run_dir / "evidence")
