@@ -196,7 +196,9 @@ def test_maintenance_window_gives_periodic_send_stalls(make_stack) -> None:  # n
     assert sum(1 for t, s in slow if (t, s) in in_window) >= 0.8 * len(slow)
     assert sorted(outside)[int(len(outside) * 0.9)] < 0.1
     windows = spine.admin("maintenance", "/admin/windows").body["windows"]
-    assert [round(w["start"] % period, 2) for w in windows if "error" not in w][-2:] == [offset, offset]
+    # windows start on the schedule; the job may wake a few ms late on a loaded machine
+    starts = [w["start"] % period for w in windows if "error" not in w][-2:]
+    assert len(starts) == 2 and all(abs(start - offset) < 0.05 for start in starts), starts
 
 
 def test_leaked_transaction_blocks_the_channel_until_ended(healthy: Spine) -> None:
