@@ -24,7 +24,29 @@ _FORMAT = click.option("--format", "output_format", type=click.Choice(["text", "
                        show_default=True, help="How to print diagnostics and results.")
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class LazyGroup(click.Group):
+    """Commands that live in their own packages are imported only when invoked (or listed in
+    --help), so that `arenac check` never pays for the verifier's or the substrate's imports."""
+
+    lazy = {
+        "substrate": "arenac.substrate.cli:substrate",
+        "calibrate": "arenac.substrate.cli:calibrate",
+        "grade": "arenac.verify.cli:grade",
+    }
+
+    def list_commands(self, ctx):
+        return sorted(set(super().list_commands(ctx)) | set(self.lazy))
+
+    def get_command(self, ctx, name):
+        if name in self.lazy:
+            import importlib
+
+            module, _, attribute = self.lazy[name].partition(":")
+            return getattr(importlib.import_module(module), attribute)
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="arenac")
 def main() -> None:
     """arenac: compile and run live-incident benchmark tasks."""
@@ -183,17 +205,49 @@ def verify_bundle_command(directories):
         sys.exit(EXIT_MISMATCH)
 
 
-def _register_commands() -> None:
-    """Commands that live with their own packages (click imports only; modules load lazily)."""
-    from arenac.substrate.cli import calibrate, substrate
-    from arenac.verify.cli import grade
+@main.command()
+@click.argument("bundle", type=click.Path(file_okay=False, exists=True))
+@click.option("--agent", default="oracle", show_default=True, help='oracle, noop, or cmd:"PROGRAM ARGS"')
+@click.option("--time-scale", type=float, default=1.0, show_default=True, help="Compress every duration.")
+@click.option("--out", default=None, help="Run directory (default: runs/<variant>).")
+@click.option("--healthy", is_flag=True, help="Run without injecting the faults (the healthy control).")
+def run(bundle, agent, time_scale, out, healthy):
+    """Run one episode of a compiled bundle on the local backend, and grade it."""
+    from arenac.runner.cli import run_command
 
-    main.add_command(substrate)
-    main.add_command(calibrate)
-    main.add_command(grade)
+    sys.exit(run_command(bundle, agent, time_scale, out, healthy))
 
 
-_register_commands()
+@main.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("-k", "repeats", type=int, default=1, show_default=True, help="Runs per control.")
+@click.option("--time-scale", type=float, default=1.0, show_default=True, help="Compress every duration.")
+@click.option("--out", default="qualification", show_default=True, help="Output directory.")
+@click.option("--jobs", type=int, default=1, show_default=True, help="Episodes run side by side.")
+def qualify(paths, repeats, time_scale, out, jobs):
+    """Qualify variants: healthy control passes, no-op fails, oracle passes (each k times).
+
+    PATHS are specs (compiled first, into OUT/build) or compiled bundle directories."""
+    from arenac.runner.cli import qualify_command
+
+    bundles = _bundles_for(paths, out)
+    sys.exit(qualify_command(bundles, repeats, time_scale, out, jobs))
+
+
+def _bundles_for(paths, out) -> list[str]:
+    """Bundle directories: given directly, or compiled from the specs given."""
+    from pathlib import Path
+
+    bundles = [p for p in paths if (Path(p) / "manifest.json").is_file()]
+    specs = [p for p in paths if p not in bundles]
+    if specs:
+        from arenac.build import build
+
+        compilation = _compile(specs, "text")
+        bundles += [w.path.as_posix() for w in build(compilation, Path(out) / "build")]
+    return bundles
+
+
 
 
 if __name__ == "__main__":  # `python -m arenac.cli`

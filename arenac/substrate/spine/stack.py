@@ -11,6 +11,8 @@ Contract:
   at `start()` from the spec and not again: an edit + `/admin/reload`, or an edit + restart, takes
   effect; run-time `/admin/config` changes are lost on restart.
 - `restart_service(name)` restarts one service, or "postgres" or "redis", and waits until ready.
+- `set_service_env(name, env)` sets extra environment for one service (a workload's `env`, e.g.
+  `SPINE_RELEASE` for the release an image carries); it takes effect at the service's next start.
 - `stop()` stops every process it started, by PID (services, then Redis and PostgreSQL), and closes
   every port; it is idempotent and also runs on `with` exit and at interpreter exit.
 """
@@ -27,6 +29,7 @@ import sys
 import urllib.error
 import urllib.request
 import weakref
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -124,6 +127,7 @@ class SpineStack:
     _postgres: LocalPostgres | None = field(default=None, init=False, repr=False)
     _redis: LocalRedis | None = field(default=None, init=False, repr=False)
     _env: dict[str, str] = field(default_factory=dict, init=False, repr=False)
+    _service_env: dict[str, dict[str, str]] = field(default_factory=dict, init=False, repr=False)
     endpoints: Endpoints | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
@@ -203,6 +207,12 @@ class SpineStack:
         PidLedger(self.data_dir / "pids.json").record(list(self._children.values()))
         self._publish()
 
+    def set_service_env(self, name: str, env: Mapping[str, str]) -> None:
+        """Replace the extra environment of one service; it applies from the service's next start."""
+        if name not in SERVICES:
+            raise ValueError(f"unknown service {name!r}; expected one of {', '.join(SERVICES)}")
+        self._service_env[name] = dict(env)
+
     def stop(self) -> None:
         # services first (they hold database sessions), then the two servers, each group at once
         stop_all([(self._children.pop(name), signal.SIGTERM) for name in SERVICES if name in self._children])
@@ -256,7 +266,8 @@ class SpineStack:
         sock = self._sockets[name]
         argv = [sys.executable, "-m", "arenac.substrate.spine.service", name,
                 "--config", str(self.config_path(name)), "--listen-fd", str(sock.fileno()), "--exit-with-parent"]
-        self._children[name] = spawn(name, argv, log_path=self.log_path(name), env=self._env,
+        env = {**self._env, **self._service_env.get(name, {})}
+        self._children[name] = spawn(name, argv, log_path=self.log_path(name), env=env,
                                      pass_fds=[sock.fileno()], cwd=self.data_dir)
 
     def _url(self, name: str) -> str:

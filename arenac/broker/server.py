@@ -1,0 +1,208 @@
+"""The broker: serves the agent's tools from the runner's process, one episode at a time.
+
+Contract:
+- `Broker(toolbox, tools=..., on_action=..., clock=...)`; `start()` listens on a Unix socket in a
+  fresh private directory (the socket itself is world-connectable so that an unprivileged agent
+  user can reach it; the per-episode secret `token` is what authenticates) and serves each
+  connection in a thread; `stop()` closes it and removes the directory. Idempotent.
+- A request is one JSON line `{"token", "tool", "argv", "stdin" (base64 | null), "edit"}`; the
+  answer one JSON line `{"code", "stdout", "stderr", "edit"}`. A wrong token or a tool the
+  episode does not grant is refused.
+- Every call, allowed or denied, is reported to `on_action` as the actions.jsonl record
+  `{"t", "tool", "argv", "allowed", "reason"}` (t from `clock`: plan seconds; default seconds since
+  start). `ActionLog(path, clock)` is such a callback: it appends the records to a file.
+- `install_tools(dir)` writes the client executables (see client.py) for the granted tools, and
+  optionally a `sleep` that scales its argument by the time scale (for the oracle's solve.sh).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hmac
+import json
+import os
+import secrets
+import shutil
+import socketserver
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from arenac.broker import client
+from arenac.broker.outcome import ToolResult
+from arenac.broker.tools import TOOLS, ToolBox
+
+ActionCallback = Callable[[dict[str, Any]], None]
+MAX_REQUEST = 64 * 1024 * 1024
+
+
+class ActionLog:
+    """An `on_action` callback that appends records to actions.jsonl (sorted keys), thread-safe."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+
+    def __call__(self, record: dict[str, Any]) -> None:
+        line = json.dumps(record, sort_keys=True) + "\n"
+        with self._lock, open(self.path, "a", encoding="utf-8") as handle:
+            handle.write(line)
+
+
+class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+    broker: Broker
+
+
+class _Handler(socketserver.StreamRequestHandler):
+    def handle(self) -> None:
+        line = self.rfile.readline(MAX_REQUEST + 1)
+        answer = self.server.broker.answer(line)  # type: ignore[attr-defined]
+        self.wfile.write(json.dumps(answer).encode() + b"\n")
+
+
+class Broker:
+    def __init__(self, toolbox: ToolBox, *, tools: Sequence[str] = TOOLS, on_action: ActionCallback | None = None,
+                 clock: Callable[[], float] | None = None, token: str | None = None) -> None:
+        unknown = sorted(set(tools) - set(TOOLS))
+        if unknown:
+            raise ValueError(f"unknown tool(s) {', '.join(unknown)}; known: {', '.join(TOOLS)}")
+        self.toolbox = toolbox
+        self.tools = tuple(tools)
+        self.on_action = on_action
+        self.token = token or secrets.token_urlsafe(32)
+        self._started = time.monotonic()
+        self.clock = clock or (lambda: time.monotonic() - self._started)
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+        self._dir: Path | None = None
+
+    @property
+    def declared(self) -> threading.Event:
+        """Set when the agent runs declare_repair_complete (as well as the `on_declare` callback)."""
+        return self.toolbox.declared
+
+    @property
+    def address(self) -> str:
+        if self._dir is None:
+            raise RuntimeError("the broker is not running")
+        return f"unix:{self._dir / 'broker.sock'}"
+
+    def start(self) -> str:
+        if self._server is not None:
+            return self.address
+        self._dir = Path(tempfile.mkdtemp(prefix="arenac-broker-"))
+        self._dir.chmod(0o711)  # others may reach the socket by name, not list the directory
+        path = self._dir / "broker.sock"
+        self._server = _Server(str(path), _Handler)
+        self._server.broker = self
+        path.chmod(0o666)
+        self._thread = threading.Thread(target=self._server.serve_forever, name="arenac-broker", daemon=True)
+        self._thread.start()
+        return self.address
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+    def __enter__(self) -> Broker:
+        self.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()
+
+    # -- requests ----------------------------------------------------------------------------
+    def answer(self, line: bytes) -> dict[str, Any]:
+        try:
+            request = json.loads(line) if len(line) <= MAX_REQUEST else None
+        except ValueError:
+            request = None
+        if not isinstance(request, dict) or not isinstance(request.get("argv"), list):
+            return ToolResult(1, "", "error: malformed request\n").to_wire()
+        tool = str(request.get("tool"))
+        argv = [str(word) for word in request["argv"]]
+        if not hmac.compare_digest(str(request.get("token", "")), self.token):
+            return self._record(tool, argv, ToolResult(1, "", "error: You must be logged in to the server "
+                                                       "(Unauthorized)\n", False, "bad broker token")).to_wire()
+        try:
+            stdin = base64.b64decode(request["stdin"]) if request.get("stdin") is not None else None
+        except (binascii.Error, TypeError):
+            return ToolResult(1, "", "error: malformed stdin\n").to_wire()
+        edit = request.get("edit")
+        return self.call(tool, argv, stdin, edit if isinstance(edit, str) else None).to_wire()
+
+    def call(self, tool: str, argv: Sequence[str], stdin: bytes | None = None, edit: str | None = None) -> ToolResult:
+        """One tool call, decided and logged (the socket's path, and the runner's or a test's in-process one)."""
+        if tool not in self.tools:
+            result = ToolResult(127, "", f"{tool}: this tool is not available in this episode\n", False,
+                                "tool not granted")
+            return self._record(tool, list(argv), result)
+        try:
+            result = self.toolbox.call(tool, argv, stdin, edit)
+        except Exception as exc:  # an infrastructure failure must not kill the broker
+            result = ToolResult(1, "", f"error: internal broker failure: {exc}\n", True, f"broker error: {exc}")
+        return self._record(tool, list(argv), result)
+
+    def _record(self, tool: str, argv: list[str], result: ToolResult) -> ToolResult:
+        if self.on_action is not None:
+            self.on_action({"t": round(self.clock(), 3), "tool": tool, "argv": argv,
+                            "allowed": result.allowed, "reason": result.reason})
+        return result
+
+    # -- the agent's side --------------------------------------------------------------------
+    def install_tools(self, directory: Path, tools: Sequence[str] | None = None,
+                      scaled_sleep: bool = False) -> list[Path]:
+        """Write the client executables into `directory` (created if needed); returns their paths."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        source = Path(client.__file__).read_text()
+        python = client_interpreter()
+        written = []
+        for tool in tools or self.tools:
+            path = directory / tool
+            path.write_text(f"#!{python} -I\n{source}\n\nif __name__ == '__main__':\n"
+                            f"    sys.exit(main({tool!r}, {self.address!r}, {self.token!r}, sys.argv[1:]))\n")
+            path.chmod(0o755)
+            written.append(path)
+        if scaled_sleep:
+            path = directory / "sleep"
+            path.write_text(f"#!{python} -I\n{SLEEP_SOURCE.format(scale=self.toolbox.time_scale)}")
+            path.chmod(0o755)
+            written.append(path)
+        return written
+
+
+def client_interpreter() -> str:
+    """A Python the agent's (unprivileged) user can run: the clients use the standard library only,
+    and the runner's own interpreter may live under a home directory others cannot enter."""
+    system = shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin")
+    if system and os.access(system, os.X_OK) and os.stat(os.path.realpath(system)).st_mode & 0o001:
+        return system
+    return os.path.realpath(sys.executable)
+
+
+SLEEP_SOURCE = '''"""sleep DURATION...: coreutils sleep with every duration multiplied by the episode's time scale."""
+import sys
+import time
+
+UNITS = {{"s": 1, "m": 60, "h": 3600, "d": 86400}}
+total = 0.0
+for word in sys.argv[1:]:
+    unit = word[-1] if word[-1:] in UNITS else "s"
+    total += float(word.rstrip("smhd")) * UNITS[unit]
+time.sleep(total * {scale!r})
+'''

@@ -1,0 +1,232 @@
+"""The agent's tools, decided server-side: one `ToolBox.call(tool, argv)` per invocation.
+
+- `kubectl ...`: see kubectl.py (RBAC from the bundle's rbac/ objects; exec additionally limited
+  to the surface's `exec_into` workloads).
+- `admin-api SERVICE METHOD PATH [JSON|-]`: one HTTP call to a service's admin API, only for
+  (service, path) pairs the surface grants (exact path; no `..`, no percent-encoding). Prints
+  the response body; exit 1 on a non-2xx answer.
+- `db-sql [--role R] [-A] [-t] [-x] [--csv] [-F SEP] -c SQL [-c SQL...]` (or SQL on stdin): runs
+  psql server-side with the surface's database role and its password (never shown to the agent);
+  psql meta-commands are refused, so only SQL reaches the server. Output and exit code are psql's.
+- `wait-until-healthy [--timeout D]`: polls every service's readiness and a login + send probe
+  through the gateway; D is in plan time and scales with the time scale. Exit 1 on timeout.
+- `declare_repair_complete`: tells the runner (the `on_declare` callback), once.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Sequence
+from typing import Any
+from urllib.parse import urlsplit
+
+from arenac.broker.cluster import LocalCluster
+from arenac.broker.kubeargs import duration_seconds
+from arenac.broker.kubectl import Kubectl
+from arenac.broker.outcome import Denied, Failed, ToolResult
+from arenac.broker.rbac import Authorizer
+from arenac.model.access import AccessSurface
+from arenac.substrate.spine.postgres import POSTGRES_BIN_PATH
+
+TOOLS = ("kubectl", "admin-api", "db-sql", "wait-until-healthy", "declare_repair_complete")
+PSQL_FORMAT_FLAGS = {"-A": False, "-t": False, "-x": False, "--csv": False, "-F": True, "-P": True}
+PROBE_USER, PROBE_CHANNEL = "ada", "general"
+MIN_HEALTH_WAIT_S = 2.0
+
+
+class ToolBox:
+    def __init__(self, cluster: LocalCluster, surface: AccessSurface, rbac_objects: Sequence[dict[str, Any]], *,
+                 authorizer: Authorizer | None = None, time_scale: float = 1.0,
+                 on_declare: Callable[[], None] | None = None, max_wait: float = 600.0) -> None:
+        self.cluster = cluster
+        self.surface = surface
+        self.time_scale = time_scale
+        self.on_declare = on_declare
+        self.max_wait = max_wait
+        self.authorizer = authorizer or Authorizer(rbac_objects)
+        self.rbac_objects = list(rbac_objects)
+        self.declared = threading.Event()
+
+    def call(self, tool: str, argv: Sequence[str], stdin: bytes | None = None,
+             edit: str | None = None) -> ToolResult:
+        try:
+            if tool == "kubectl":
+                # one Kubectl per call: calls run concurrently (one thread per connection)
+                kubectl = Kubectl(self.cluster, self.authorizer, self.rbac_objects, max_wait=self.max_wait,
+                                  exec_into=self.surface.exec_into)
+                return kubectl.run(argv, stdin, edit)
+            if tool == "admin-api":
+                return self.admin_api(argv, stdin)
+            if tool == "db-sql":
+                return self.db_sql(argv, stdin)
+            if tool == "wait-until-healthy":
+                return self.wait_until_healthy(argv)
+            if tool == "declare_repair_complete":
+                return self.declare()
+            raise Denied(f"error: no such tool {tool!r}")
+        except Denied as exc:
+            return ToolResult(1, "", f"{exc}\n", False, str(exc))
+        except Failed as exc:
+            return ToolResult(exc.code, "", f"{exc}\n", True, str(exc))
+
+    # -- admin-api ---------------------------------------------------------------------------
+    def admin_api(self, argv: Sequence[str], stdin: bytes | None) -> ToolResult:
+        if len(argv) not in (3, 4):
+            raise Failed("usage: admin-api SERVICE METHOD PATH [JSON|-]")
+        service, method, path = argv[0], argv[1].upper(), argv[2]
+        bare = path.split("?", 1)[0]
+        granted = self.surface.admin_paths(service)
+        if not granted:
+            raise Denied(f"admin-api: forbidden: the access surface grants no admin API of service {service!r}")
+        if bare not in granted or ".." in path or "%" in path or "#" in path:
+            raise Denied(f"admin-api: forbidden: {method} {path} on {service} is not granted "
+                         f"(granted paths: {', '.join(granted)})")
+        if method not in ("GET", "POST", "PUT", "PATCH", "DELETE"):
+            raise Failed(f"admin-api: unsupported method {method}")
+        body: bytes | None = None
+        if len(argv) == 4:
+            text = (stdin or b"").decode() if argv[3] == "-" else argv[3]
+            try:
+                json.loads(text)
+            except ValueError as exc:
+                raise Failed(f"admin-api: the body is not valid JSON: {exc}") from None
+            body = text.encode()
+        assert self.cluster.stack.endpoints is not None
+        url = self.cluster.stack.endpoints.services[service] + path
+        request = urllib.request.Request(url, data=body, method=method, headers={"Content-Type": "application/json"})
+        reason = f"{method} {service}{bare}"
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return ToolResult(0, _with_newline(response.read().decode(errors="replace")), "", True, reason)
+        except urllib.error.HTTPError as exc:
+            text = exc.read().decode(errors="replace")
+            return ToolResult(1, _with_newline(text), f"admin-api: HTTP {exc.code}\n", True, reason)
+        except OSError as exc:
+            return ToolResult(1, "", f"admin-api: cannot reach {service}: {exc}\n", True, reason)
+
+    # -- db-sql ------------------------------------------------------------------------------
+    def db_sql(self, argv: Sequence[str], stdin: bytes | None) -> ToolResult:
+        role, statements, flags = self.surface.db_role, [], []
+        words = list(argv)
+        while words:
+            word = words.pop(0)
+            name, eq, value = word.partition("=")
+            if name in ("--role", "-U", "-c", "--command") or (name in PSQL_FORMAT_FLAGS and PSQL_FORMAT_FLAGS[name]):
+                if not eq:
+                    if not words:
+                        raise Failed(f"db-sql: {name} needs a value")
+                    value = words.pop(0)
+                if name in ("--role", "-U"):
+                    role = value
+                elif name in ("-c", "--command"):
+                    statements.append(value)
+                else:
+                    flags += [name, value]
+            elif word in PSQL_FORMAT_FLAGS:
+                flags.append(word)
+            else:
+                raise Failed(f"db-sql: unsupported argument {word!r}\nusage: db-sql [--role ROLE] [-A] [-t] [-x] "
+                             "[--csv] [-F SEP] -c SQL [-c SQL ...]   (or the SQL on standard input)")
+        if not self.surface.db_role:
+            raise Denied("db-sql: forbidden: the access surface grants no database role")
+        if role != self.surface.db_role:
+            raise Denied(f"db-sql: forbidden: database role {role!r} is not granted (granted: {self.surface.db_role})")
+        if not statements and stdin:
+            statements = [stdin.decode(errors="replace")]
+        if not statements:
+            raise Failed("db-sql: no SQL given (use -c SQL or standard input)")
+        if any(s.lstrip().startswith("\\") for s in statements):
+            raise Failed("db-sql: psql meta-commands (\\...) are not available; send SQL statements only")
+        assert self.cluster.stack.endpoints is not None
+        dsn = urlsplit(self.cluster.stack.endpoints.postgres[role])
+        command = [str(POSTGRES_BIN_PATH / "psql"), "-X", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1",
+                   "-p", str(dsn.port), "-U", role, "-d", dsn.path.lstrip("/") or "spine", *flags]
+        for statement in statements:
+            command += ["-c", statement]
+        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PGPASSWORD": dsn.password or "",
+               "PGCONNECT_TIMEOUT": "5", "PGAPPNAME": "arenac-agent", "HOME": "/nonexistent"}
+        try:
+            done = subprocess.run(command, capture_output=True, env=env, timeout=self.max_wait, stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            return ToolResult(1, "", f"db-sql: timed out after {self.max_wait:g} s\n", True, f"role {role}")
+        return ToolResult(done.returncode, done.stdout.decode(errors="replace"), done.stderr.decode(errors="replace"),
+                          True, f"role {role}")
+
+    # -- wait-until-healthy ------------------------------------------------------------------
+    def wait_until_healthy(self, argv: Sequence[str]) -> ToolResult:
+        timeout_text = None
+        words = list(argv)
+        while words:
+            word = words.pop(0)
+            if word == "--timeout" and words:
+                timeout_text = words.pop(0)
+            elif word.startswith("--timeout="):
+                timeout_text = word.split("=", 1)[1]
+            else:
+                raise Failed("usage: wait-until-healthy [--timeout DURATION]")
+        plan_timeout = duration_seconds(timeout_text, 60.0)
+        real_timeout = min(max(plan_timeout * self.time_scale, MIN_HEALTH_WAIT_S), self.max_wait)
+        started = time.monotonic()
+        reason = "not probed yet"
+        while time.monotonic() - started < real_timeout:
+            reason = self.health()
+            if not reason:
+                return ToolResult(0, f"healthy after {time.monotonic() - started:.1f} s\n", "", True, "")
+            time.sleep(0.25)
+        return ToolResult(1, "", f"wait-until-healthy: not healthy after {timeout_text or '1m'}: {reason}\n", True, "")
+
+    def health(self) -> str:
+        """"" when every service is ready and a message can be sent, else why not."""
+        endpoints = self.cluster.stack.endpoints
+        if endpoints is None:
+            return "the stack is not running"
+        exited = self.cluster.stack.exited()  # its port stays open (the stack holds it): do not wait on it
+        for name, url in endpoints.services.items():
+            if name in exited:
+                return f"{name} is not ready (its process has exited)"
+            status, _ = _http("GET", url + "/readyz")
+            if status != 200:
+                return f"{name} is not ready (HTTP {status})"
+        status, body = _http("POST", endpoints.gateway + "/api/login", {"user": PROBE_USER})
+        if status != 200 or not isinstance(body, dict):
+            return f"login probe failed (HTTP {status})"
+        status, _ = _http("POST", f"{endpoints.gateway}/api/channels/{PROBE_CHANNEL}/messages",
+                          {"text": "arenac health probe"}, token=str(body.get("token")))
+        return "" if 200 <= status < 300 else f"send probe failed (HTTP {status})"
+
+    # -- declare_repair_complete -------------------------------------------------------------
+    def declare(self) -> ToolResult:
+        if self.declared.is_set():
+            return ToolResult(0, "the repair was already declared complete\n", "", True, "repeated")
+        self.declared.set()
+        if self.on_declare is not None:
+            self.on_declare()
+        return ToolResult(0, "repair declared complete\n", "", True, "")
+
+
+def _with_newline(text: str) -> str:
+    return text if not text or text.endswith("\n") else text + "\n"
+
+
+def _http(method: str, url: str, body: Any = None, token: str | None = None, timeout: float = 2.0) -> tuple[int, Any]:
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(url, data=data, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            raw, status = response.read(), response.status
+    except urllib.error.HTTPError as exc:
+        raw, status = exc.read(), exc.code
+    except OSError:
+        return 0, None
+    try:
+        return status, json.loads(raw)
+    except ValueError:
+        return status, raw.decode(errors="replace")

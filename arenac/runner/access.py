@@ -1,0 +1,50 @@
+"""The agent's access for one episode: the broker serving the bundle's access surface.
+
+The tools the agent finds on its PATH are thin clients of a broker inside the runner; every
+decision (RBAC with Kubernetes semantics, admin paths, the database role) is made here, from the
+bundle's own rbac/ objects and plan, and every call lands in actions.jsonl.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from arenac.broker.cluster import LocalCluster
+from arenac.broker.server import ActionLog, Broker
+from arenac.broker.tools import ToolBox
+
+
+@dataclass
+class AgentAccess:
+    broker: Broker
+    tools_dir: Path
+
+    @classmethod
+    def start(cls, bundle, stack, scratch: Path, log, on_declare) -> "AgentAccess":
+        plan = bundle.plan
+        rbac = [yaml.safe_load(p.read_text(encoding="utf-8")) for p in sorted((bundle.directory / "rbac").glob("*.yaml"))]
+        cluster = LocalCluster(stack)
+        toolbox = ToolBox(cluster, plan.access, rbac, time_scale=log.clock.time_scale, on_declare=on_declare)
+        # the oracle waits with wait-until-healthy; an agent may use it too (it only reads health)
+        tools = tuple(sorted(set(plan.tools) | {"wait-until-healthy"}))
+        broker = Broker(toolbox, tools=tools, on_action=ActionLog(log.path.parent / "actions.jsonl"),
+                        clock=log.clock.now)
+        broker.start()
+        (scratch / "agent").mkdir(mode=0o711, exist_ok=True)
+        tools_dir = scratch / "agent" / "tools"
+        broker.install_tools(tools_dir, scaled_sleep=True)
+        tools_dir.chmod(0o755)
+        return cls(broker, tools_dir)
+
+    def agent_env(self) -> dict[str, str]:
+        return {"KUBECONFIG": "/dev/null"}  # kubectl here is the brokered one; no real cluster config leaks in
+
+    def close_agent_access(self) -> None:
+        """After the freeze nobody may act: the broker stops answering."""
+        self.broker.stop()
+
+    def stop(self) -> None:
+        self.broker.stop()

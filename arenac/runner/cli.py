@@ -1,0 +1,104 @@
+"""The runner's commands (`arenac run`, `arenac qualify`): options in, a table and exit code out.
+
+Ctrl-C or SIGTERM sets the stop event; every episode then tears down what it started.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+from pathlib import Path
+
+from arenac.runner.bundle import BundleRefused, open_bundle
+
+EXIT_OK, EXIT_FAILED, EXIT_REFUSED = 0, 1, 3
+
+
+def _stop_on_signals() -> threading.Event:
+    stop = threading.Event()
+
+    def handler(signum, _frame):
+        print(f"arenac: {signal.Signals(signum).name}: stopping and tearing down", file=sys.stderr)
+        stop.set()
+
+    signal.signal(signal.SIGINT, handler)
+    signal.signal(signal.SIGTERM, handler)
+    return stop
+
+
+def _reap() -> None:
+    from arenac.runner.state import StateDir
+
+    for line in StateDir.default().reap():
+        print(f"arenac: reaped what an earlier runner left: {line}", file=sys.stderr)
+
+
+def _warn_isolation() -> None:
+    from arenac.runner.agents import agent_account
+
+    if agent_account() is None:
+        print("arenac: warning: not running as root, so the agent runs as this user: isolation from the "
+              "run directory and the harness is reduced", file=sys.stderr)
+
+
+def run_command(bundle_dir: str, agent: str, time_scale: float, out: str | None, healthy: bool) -> int:
+    from arenac.runner.episode import EpisodeOptions, run_episode
+
+    try:
+        bundle = open_bundle(Path(bundle_dir))
+    except BundleRefused as error:
+        print(f"arenac: refusing to run: {error}", file=sys.stderr)
+        return EXIT_REFUSED
+    _reap()
+    _warn_isolation()
+    stop = _stop_on_signals()
+    run_dir = Path(out or f"runs/{bundle.plan.variant}")
+    result = run_episode(bundle, EpisodeOptions(agent=agent, time_scale=time_scale, out=run_dir,
+                                                inject_faults=not healthy), stop)
+    print(f"{bundle.plan.variant}: {result.status}, reward {result.reward} (outcome {result.outcome}, "
+          f"safe repair {result.safe_repair}), {result.wall_s:.1f} s -> {run_dir}")
+    return EXIT_OK if result.status != "infra_error" else EXIT_FAILED
+
+
+def qualify_command(bundle_dirs: list[str], k: int, time_scale: float, out: str, jobs: int) -> int:
+    from arenac.runner.qualify import qualify
+
+    bundles = []
+    for directory in bundle_dirs:
+        try:
+            bundles.append(open_bundle(Path(directory)))
+        except BundleRefused as error:
+            print(f"arenac: refusing to run: {error}", file=sys.stderr)
+            return EXIT_REFUSED
+    _reap()
+    _warn_isolation()
+    stop = _stop_on_signals()
+
+    def progress(run) -> None:
+        mark = "ok " if run.satisfied else "BAD"
+        print(f"  {mark} {run.bundle.plan.variant} {run.control}#{run.index + 1}: {run.result.status}, "
+              f"reward {run.result.reward}, {run.result.wall_s:.1f} s", flush=True)
+
+    report = qualify(bundles, k, time_scale, Path(out), jobs, stop, progress)
+    _print_table(report)
+    return EXIT_OK if report["ok"] else EXIT_FAILED
+
+
+def _print_table(report: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"qualification (k={report['k']}, time scale {report['time_scale']:g})")
+    for column in ("variant", "cell", "healthy", "noop", "oracle", "qualified"):
+        table.add_column(column)
+    for variant in report["variants"]:
+        cells = []
+        for control in ("healthy", "noop", "oracle"):
+            runs = variant["controls"][control]["runs"]
+            cells.append(("ok " if variant["controls"][control]["ok"] else "NO ")
+                         + " ".join(f"{r['reward']}" if r["status"] == "scored" else r["status"] for r in runs))
+        cell = ", ".join(f"{k}={v}" for k, v in variant["coordinates"].items())
+        table.add_row(variant["variant"], cell, *cells, "yes" if variant["ok"] else "NO")
+    Console(width=160).print(table)
+    print(f"ok: {report['ok']}")

@@ -1,0 +1,372 @@
+"""One episode on the local backend, end to end.
+
+provision -> warm up -> baseline snapshot -> inject faults on their onsets -> assert
+manifestation (else the trial is void) -> hand over to the agent -> declaration or window end
+-> freeze the agent -> wait for the next load-cycle boundary -> agent-free soak (a declaration
+never shortens it) -> restart and retrigger challenges, each observed under traffic for one
+cycle -> collect evidence -> grade -> tear down.
+
+Every time is on one clock in plan seconds; `time_scale` compresses them all. The result is the
+run directory described in docs/evidence.md.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from arenac.runner import harness_adapters as adapters
+from arenac.runner.agents import AgentSpec, start_agent
+from arenac.runner.bundle import RunnableBundle
+from arenac.runner.clock import EpisodeClock
+from arenac.runner.harness_io import HarnessIO
+from arenac.runner.local_config import spine_spec
+from arenac.runner.records import EventLog, write_json
+from arenac.runner.snapshot import max_ids, take_snapshot
+from arenac.runner.state import StateDir
+
+
+class InfraError(Exception):
+    """The harness failed (not the agent): the trial is recorded as an infrastructure failure."""
+
+
+@dataclass(frozen=True)
+class EpisodeOptions:
+    agent: str
+    time_scale: float
+    out: Path
+    inject_faults: bool = True  # False: the healthy control
+    progress: bool = False
+
+
+@dataclass(frozen=True)
+class EpisodeResult:
+    out: Path
+    status: str  # scored | void | infra_error
+    reward: int
+    outcome: bool
+    safe_repair: bool
+    wall_s: float
+
+
+def run_episode(bundle: RunnableBundle, options: EpisodeOptions, stop: threading.Event | None = None) -> EpisodeResult:
+    started = time.monotonic()
+    stop = _linked(stop)  # the caller's stop (Ctrl-C) ends this episode; its own teardown ends only it
+    out = options.out
+    out.mkdir(parents=True, exist_ok=True)
+    os.chmod(out, 0o700)  # the agent's user cannot read the run directory
+    evidence = out / "evidence"
+    evidence.mkdir(exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix="arenac-episode-"))
+    os.chmod(scratch, 0o711)  # others may pass through (the agent's tools and workdir), never list
+    state = StateDir.default().register(scratch)
+    clock = EpisodeClock(options.time_scale)
+    log = EventLog(out / "events.jsonl", clock)
+    plan = bundle.plan
+    timeline = {"time_scale": options.time_scale, "status": "scored", "void_reason": None, "declared_s": None}
+    episode = _Episode(bundle, options, clock, log, evidence, scratch, state, stop, timeline)
+    try:
+        episode.run()
+    except InfraError as error:
+        timeline.update(status="infra_error", void_reason=str(error))
+        log("infra_error", reason=str(error))
+    except Exception as error:  # noqa: BLE001 - any harness crash is an infrastructure failure, not the agent's
+        timeline.update(status="infra_error", void_reason=f"{type(error).__name__}: {error}")
+        log("infra_error", reason=f"{type(error).__name__}: {error}")
+    finally:
+        episode.teardown()
+        write_json(evidence / "timeline.json", timeline)
+        shutil.rmtree(scratch, ignore_errors=True)
+        state.unregister(scratch)
+    verdict = adapters.grade(out, bundle.gates_file)
+    log("graded", **verdict)
+    return EpisodeResult(out, timeline["status"], verdict["reward"], verdict["outcome"], verdict["safe_repair"],
+                         round(time.monotonic() - started, 2))
+
+
+def _linked(outer: threading.Event | None) -> threading.Event:
+    inner = threading.Event()
+    if outer is not None:
+        def follow() -> None:
+            while not inner.is_set():
+                if outer.wait(0.2):
+                    inner.set()
+        threading.Thread(target=follow, daemon=True, name="arenac-stop-link").start()
+    return inner
+
+
+def _harden(data_dir: Path) -> None:
+    """The agent can see the services' command lines (and so this directory's path): nothing in it
+    that carries credentials may be readable by another user."""
+    for name in ("endpoints.json", "pgpass", "secrets.json"):
+        path = data_dir / name
+        if path.exists():
+            os.chmod(path, 0o600)
+    for name in ("redis", "config", "logs"):
+        path = data_dir / name
+        if path.is_dir():
+            os.chmod(path, 0o700)
+
+
+class _Episode:
+    def __init__(self, bundle, options, clock, log, evidence, scratch, state, stop, timeline):
+        self.bundle, self.options, self.clock, self.log = bundle, options, clock, log
+        self.evidence, self.scratch, self.state, self.stop, self.timeline = evidence, scratch, state, stop, timeline
+        self.plan = bundle.plan
+        self.stack = None
+        self.io: HarnessIO | None = None
+        self.loadgen = None
+        self.broker = None
+        self.agent = None
+        self.declared = threading.Event()
+        self.threads: list[threading.Thread] = []
+        self.backlog: dict[str, list] = {q: [] for q in ("fanout",)}
+
+    # ---- the episode ------------------------------------------------------------------------
+    def run(self) -> None:
+        from arenac.substrate.spine.stack import SpineStack
+
+        plan, clock, log, S = self.plan, self.clock, self.log, self.options.time_scale
+        faults = list(plan.faults) if self.options.inject_faults else []
+        spec = spine_spec(self.bundle.directory, S, healthy=not self.options.inject_faults)
+        self.stack = SpineStack(self.scratch / "substrate", spec)
+        endpoints = self.stack.start()
+        self.state.record_pids(self.scratch, self.stack.pids())
+        _harden(self.scratch / "substrate")
+        self.io = HarnessIO(endpoints)
+        log("provisioned", pids=len(self.stack.pids()))
+
+        adapters.copy_grading_inputs(self.bundle, self.evidence)  # live checks may refer to the baseline
+        self.loadgen = adapters.start_loadgen(plan, endpoints.gateway, S, self.evidence / "ledger.json", self.scratch)
+        self.state.record_pids(self.scratch, {"loadgen": self.loadgen.pid})
+        self.clock.zero = self.loadgen.zero  # plan time 0 is the load generator's start
+        self._thread(self._sample_backlog)
+        log("load_started")
+
+        warmup_end = self.loadgen.warmup_end_s
+        self._sleep_until(warmup_end)
+        self.baseline_ids = max_ids(self.io, plan)
+        self._snapshot("baseline")
+        self.timeline["warmup_end_s"] = round(warmup_end, 3)
+
+        handover = clock.now()
+        self.timeline["handover_s"] = round(handover, 3)
+        for fault in faults:
+            self._schedule_onset(fault, handover)
+        for fault in faults:
+            if not self._await_manifestation(fault, handover):
+                self.timeline.update(status="void", void_reason=f"fault '{fault.name}' did not manifest within "
+                                     f"{fault.manifest_within_s:g}s of its onset")
+                log("void", fault=fault.name, last_problem=adapters.last_problem())
+                return
+
+        self.broker = adapters.start_broker(self.bundle, self.stack, self.scratch, self.log, self.declared.set)
+        self.state.record_pids(self.scratch, {})
+        workdir = self.scratch / "agent" / "work"
+        agent = AgentSpec.parse(self.options.agent, self.bundle.solve_script)
+        self.agent = start_agent(agent, workdir, self.broker.tools_dir, self.bundle.instruction,
+                                 self.broker.agent_env(), self.evidence.parent / "agent.log")
+        self.state.record_pids(self.scratch, {"agent": self.agent.process.pid})
+        agent_start = clock.now()
+        log("agent_started", agent=agent.name)
+        window_end = agent_start + plan.timeline.agent_window_s
+        while clock.now() < window_end and not self.declared.is_set() and self.agent.running():
+            if self.stop.wait(0.05):
+                raise InfraError("interrupted")
+        declared_at = clock.now()
+        stopped = self.agent.freeze()
+        frozen_at = clock.now()
+        declared = self.declared.is_set()
+        self.timeline.update(declared_s=round(declared_at, 3) if declared else None, window_end_s=round(window_end, 3))
+        write_json(self.evidence / "boundary.json", {
+            "agent": agent.name, "declared": declared, "declared_s": round(declared_at, 3),
+            "frozen_s": round(frozen_at, 3), "processes_stopped": stopped, "method": "killpg",
+            "agent_exit_code": self.agent.process.returncode})
+        log("agent_frozen", declared=declared, processes=stopped)
+        self.broker.close_agent_access()
+        self._snapshot("declaration")
+        for fault in faults:
+            if fault.recur_after_declare_s is not None:
+                self._thread(self._recur, fault, declared_at + fault.recur_after_declare_s)
+
+        cycle = plan.timeline.cycle_s
+        cycles_done = max(0.0, frozen_at - warmup_end) / cycle
+        soak_start = warmup_end + (int(cycles_done) + 1) * cycle
+        soak_end = soak_start + plan.timeline.soak_s
+        self.timeline.update(soak_start_s=round(soak_start, 3), soak_end_s=round(soak_end, 3))
+        log("soak", start=soak_start, end=soak_end)
+        self._sleep_until(soak_end)
+        self._snapshot("soak_end")
+
+        challenges: dict = {"restart": [], "retrigger": []}
+        if plan.challenges.restart:
+            for service in plan.challenges.restart:
+                ok = True
+                try:
+                    self.stack.restart_service(service)
+                except Exception as error:  # noqa: BLE001 - a failed restart is evidence, not a crash
+                    ok = False
+                    log("restart_failed", service=service, error=str(error))
+                challenges["restart"].append({"service": service, "t": round(clock.now(), 3), "ok": ok})
+            self.state.record_pids(self.scratch, self.stack.pids())
+            start = clock.now()
+            self._sleep_until(start + cycle)
+            challenges["after_restart"] = {"start_s": round(start, 3), "end_s": round(clock.now(), 3)}
+            self._snapshot("after_restart")
+        if plan.challenges.retrigger:
+            by_name = {f.name: f for f in faults}
+            for name in plan.challenges.retrigger:
+                fault = by_name.get(name)
+                ok = fault is not None
+                if fault is not None:
+                    ok = self._perform(fault.retrigger, f"retrigger {name}")
+                challenges["retrigger"].append({"fault": name, "t": round(clock.now(), 3), "ok": ok})
+            start = clock.now()
+            self._sleep_until(start + cycle)
+            challenges["after_retrigger"] = {"start_s": round(start, 3), "end_s": round(clock.now(), 3)}
+            self._snapshot("after_retrigger")
+        write_json(self.evidence / "challenges.json", challenges)
+        log("challenges_done")
+
+    # ---- helpers --------------------------------------------------------------------------------
+    def _sleep_until(self, plan_t: float) -> None:
+        if not self.clock.sleep_until(plan_t, self.stop):
+            raise InfraError("interrupted")
+
+    def _thread(self, target, *args) -> None:
+        thread = threading.Thread(target=target, args=args, daemon=True)
+        thread.start()
+        self.threads.append(thread)
+
+    def _snapshot(self, label: str) -> None:
+        snapshot = take_snapshot(self.io, self.plan, self.clock.now(), getattr(self, "baseline_ids", None))
+        write_json(self.evidence / "snapshots" / f"{label}.json", snapshot)
+        self.log("snapshot", label=label)
+
+    def _perform(self, actions, what: str) -> bool:
+        try:
+            for action in actions:
+                self.io.perform(action)
+            self.log("harness_action", what=what, ok=True)
+            return True
+        except Exception as error:  # noqa: BLE001 - recorded; the episode goes on
+            self.log("harness_action", what=what, ok=False, error=f"{type(error).__name__}: {error}")
+            return False
+
+    def _schedule_onset(self, fault, handover: float) -> None:
+        onset = fault.onset
+        if fault.layer != "runtime":
+            self.log("onset", fault=fault.name, layer=fault.layer, note="active since provisioning (chart)")
+            self.onset_times = {**getattr(self, "onset_times", {}), fault.name: 0.0}
+            return
+        if onset.kind in ("at_start", "after"):
+            at = handover + (onset.after_s if onset.kind == "after" else 0.0)
+            self.onset_times = {**getattr(self, "onset_times", {}), fault.name: at}
+            self._thread(self._inject_at, fault, at)
+        elif onset.kind == "every":
+            first = handover + onset.offset_s
+            self.onset_times = {**getattr(self, "onset_times", {}), fault.name: first}
+            self._thread(self._periodic, fault, handover)
+        else:  # when
+            self.onset_times = {**getattr(self, "onset_times", {}), fault.name: None}
+            self._thread(self._inject_when, fault)
+
+    def _inject_at(self, fault, at: float) -> None:
+        if self.clock.sleep_until(at, self.stop):
+            self.log("onset", fault=fault.name)
+            self._perform(fault.inject, f"inject {fault.name}")
+
+    def _periodic(self, fault, handover: float) -> None:
+        onset = fault.onset
+        start = handover + onset.offset_s
+        while not self.stop.is_set():
+            if not self.clock.sleep_until(start, self.stop):
+                return
+            self.log("onset", fault=fault.name, periodic=True)
+            self._perform(fault.inject, f"inject {fault.name}")
+            # the plan carries no repair (that is the answer key), so a periodic runtime fault is
+            # re-fired at every window's start rather than reverted at its end
+            start += onset.every_s
+
+    def _inject_when(self, fault) -> None:
+        while not self.stop.is_set():
+            if adapters.predicate_holds(fault.onset.when, self.evidence, self.clock.now(), 10.0):
+                self.onset_times[fault.name] = self.clock.now()
+                self.log("onset", fault=fault.name, when=fault.onset.when.text)
+                self._perform(fault.inject, f"inject {fault.name}")
+                return
+            self.stop.wait(self.clock.real(1.0))
+
+    def _recur(self, fault, at: float) -> None:
+        if self.clock.sleep_until(at, self.stop):
+            self.log("recur", fault=fault.name)
+            self._perform(fault.retrigger or fault.inject, f"recur {fault.name}")
+
+    def _await_manifestation(self, fault, handover: float) -> bool:
+        deadline_after_onset = fault.manifest_within_s
+        while True:
+            onset_t = self.onset_times.get(fault.name)
+            now = self.clock.now()
+            if onset_t is not None:
+                # the symptom over the recent past since the onset (at most the last 20 plan seconds);
+                # the ledger on disk trails by its flush interval, hence the grace after the deadline
+                since = max(onset_t, now - 20.0)
+                if now > since + 2.0 and adapters.predicate_holds(
+                        fault.manifest, self._live_evidence(fault.manifest), now, now - since):
+                    self.log("manifested", fault=fault.name, after_s=round(now - onset_t, 3))
+                    return True
+                grace = self.clock.time_scale and 1.0 / self.clock.time_scale  # one real second
+                if now > max(onset_t, handover) + deadline_after_onset + grace:
+                    return False
+            if self.stop.wait(self.clock.real(1.0)):
+                raise InfraError("interrupted")
+
+    def _live_evidence(self, predicate) -> Path:
+        """Evidence for a live check: the growing ledger and, when the predicate reads state
+        (violations of a sequence), a fresh snapshot taken at most once a real second."""
+        if "violations(" not in predicate.text:
+            return self.evidence
+        live = self.scratch / "live"
+        if not live.exists():
+            (live / "snapshots").mkdir(parents=True)
+            (live / "ledger.json").symlink_to(self.evidence / "ledger.json")
+            (live / "baseline.json").symlink_to(self.evidence / "baseline.json")
+        if time.monotonic() - getattr(self, "_live_taken", 0.0) >= 1.0:
+            snapshot = take_snapshot(self.io, self.plan, self.clock.now(), getattr(self, "baseline_ids", None))
+            write_json(live / "snapshots" / "declaration.json", snapshot)
+            self._live_taken = time.monotonic()
+        return live
+
+    def _sample_backlog(self) -> None:
+        while not self.stop.is_set():
+            try:
+                backlog = self.io.admin("fanout", "GET", "/admin/backlog").get("backlog")
+                self.backlog["fanout"].append([round(self.clock.now(), 3), backlog])
+            except Exception:  # noqa: BLE001 - a restart window; the gap shows in the samples
+                pass
+            if self.stop.wait(self.clock.real(1.0)):
+                return
+
+    def teardown(self) -> None:
+        self.stop.set()
+        if self.agent is not None and self.agent.running():
+            self.agent.freeze()
+        if self.broker is not None:
+            self.broker.stop()
+        if self.loadgen is not None:
+            self.loadgen.stop()
+        write_json(self.evidence / "backlog.json", {"queues": self.backlog})
+        for thread in self.threads:
+            thread.join(timeout=5)
+        if self.io is not None:
+            self.io.close()
+        if self.stack is not None:
+            self.stack.stop()
+        adapters.copy_grading_inputs(self.bundle, self.evidence)
+        self.log("torn_down")

@@ -1,0 +1,128 @@
+"""Where the episode meets the harness parts: load generator, broker, verifier, baseline.
+
+Each function is a thin seam so that the episode reads as the timeline it is.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from arenac.serialize import dump_json
+
+
+# ---- load generator -----------------------------------------------------------------------------
+@dataclass
+class LoadgenProcess:
+    process: subprocess.Popen
+    zero: float  # time.monotonic() of the generator's clock zero
+    warmup_end_s: float  # plan seconds: when the first cycle starts (the generator may anchor it)
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=5)
+
+
+def start_loadgen(plan, gateway: str, time_scale: float, ledger: Path, scratch: Path) -> LoadgenProcess:
+    profile = scratch / "profile.json"
+    profile.write_text(dump_json(plan.load.model_dump(mode="json")), encoding="utf-8")
+    ready = scratch / "loadgen.ready"
+    log = open(scratch / "loadgen.log", "ab")
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "arenac.loadgen", "--profile", str(profile), "--target", gateway,
+             "--out", str(ledger), "--time-scale", f"{time_scale:g}", "--ready-file", str(ready),
+             "--substrate", plan.substrate, "--flush-s", "0.25",
+             # cycles anchored on the Unix epoch, as the substrate schedules its maintenance
+             "--anchor-unix", "0"],
+            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+    finally:
+        log.close()
+    deadline = time.monotonic() + 60
+    while not ready.exists() or not ready.read_text().strip():
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            raise RuntimeError(f"the load generator did not start: {(scratch / 'loadgen.log').read_text()[-500:]}")
+        time.sleep(0.02)
+    info = json.loads(ready.read_text() or "{}")
+    # the ready file says when (Unix time) its clock started; map it onto our monotonic clock
+    zero = time.monotonic() - (time.time() - float(info["clock_zero_unix"]))
+    return LoadgenProcess(process, zero, float(info["warmup_end_s"]))
+
+
+# ---- broker ---------------------------------------------------------------------------------------
+def start_broker(bundle, stack, scratch: Path, log, on_declare):
+    from arenac.runner.access import AgentAccess
+
+    return AgentAccess.start(bundle, stack, scratch, log, on_declare)
+
+
+# ---- verifier --------------------------------------------------------------------------------------
+def copy_grading_inputs(bundle, evidence: Path) -> None:
+    shutil.copyfile(bundle.gates_file, evidence / "gates.json")
+    baseline = resources.files("arenac.library").joinpath(f"substrates/{bundle.plan.substrate}/baseline.json")
+    (evidence / "baseline.json").write_bytes(baseline.read_bytes())
+
+
+def grade(run_dir: Path, gates_file: Path) -> dict:
+    from arenac.verify.evidence import EvidenceError
+    from arenac.verify.grade import grade as grade_evidence
+    from arenac.verify.grade import read_gates, write_results
+    from arenac.verify.verdict import unscored
+
+    try:
+        verdict = grade_evidence(run_dir / "evidence", gates_file)
+    except EvidenceError as error:
+        gates = read_gates(gates_file)
+        verdict = unscored(gates.task, gates.variant, "infra_error", f"unreadable evidence: {error}")
+    write_results(run_dir, verdict)
+    reward = json.loads((run_dir / "reward.json").read_text())
+    return {"reward": int(reward["reward"]), "outcome": bool(reward["outcome"]),
+            "safe_repair": bool(reward["safe_repair"])}
+
+
+def predicate_holds(predicate, evidence: Path, now_s: float, window_s: float) -> bool:
+    """Evaluate a predicate live over the last `window_s` plan seconds of the growing ledger."""
+    from arenac.verify.evidence import Evidence, EvidenceError
+    from arenac.verify.metrics import Measurer
+    from arenac.verify.outcome import evaluate_predicate
+    from arenac.verify.verdict import Window
+
+    if not (evidence / "ledger.json").exists():
+        return False
+    try:
+        check = evaluate_predicate(predicate, Measurer(Evidence(evidence)),
+                                   Window(label="live", start_s=now_s - window_s, end_s=now_s))
+    except (EvidenceError, OSError, ValueError) as error:
+        _LAST_PROBLEM[0] = f"{type(error).__name__}: {error}"
+        return False
+    _LAST_PROBLEM[0] = check.detail
+    return bool(check.passed)
+
+
+_LAST_PROBLEM: list[str] = [""]
+
+
+def last_problem() -> str:
+    """Why the latest live evaluation could not be made (for the void record)."""
+    return _LAST_PROBLEM[0]
+
+
+__all__ = ["start_loadgen", "start_broker", "grade", "predicate_holds", "copy_grading_inputs", "os"]

@@ -1,0 +1,99 @@
+"""The harness's own hands on the substrate: admin calls, SQL and Redis commands.
+
+This is how faults are injected and re-triggered and how snapshots are taken. It runs in the
+runner's process with the substrate's privileged credentials, which the agent never sees (the
+agent acts only through the brokered tools). SQL runs on a private event loop thread so that
+`hold_open` sessions (a leaked lock) stay open between calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import urllib.request
+from typing import Any
+
+from arenac.model.actions import AdminAction, RedisAction, SqlAction
+from arenac.substrate.spine.stack import Endpoints
+
+
+class HarnessIO:
+    def __init__(self, endpoints: Endpoints):
+        self.endpoints = endpoints
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="arenac-harness-io", daemon=True)
+        self._thread.start()
+        self._held: list[Any] = []
+
+    # ---- actions ----------------------------------------------------------------------
+    def perform(self, action) -> Any:
+        if isinstance(action, AdminAction):
+            return self.admin(action.service, action.method, action.path, dict(action.body))
+        if isinstance(action, SqlAction):
+            return self.sql(action.role, action.statement, hold_open=action.hold_open)
+        if isinstance(action, RedisAction):
+            return self.redis(*action.command)
+        raise TypeError(f"the harness does not perform {type(action).__name__} at run time")
+
+    def admin(self, service: str, method: str, path: str, body: dict | None = None) -> dict:
+        url = self.endpoints.services[service] + path
+        data = json.dumps(body).encode() if method == "POST" else None
+        request = urllib.request.Request(url, data=data, method=method,
+                                         headers={"content-type": "application/json"})
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return json.loads(response.read() or b"{}")
+
+    def sql(self, role: str, statement: str, hold_open: bool = False) -> list[tuple]:
+        return self._run(self._sql(role, statement, hold_open))
+
+    def query(self, statement: str) -> list[tuple]:
+        """A read as the superuser (snapshots)."""
+        return self._run(self._sql("postgres", statement, False, fetch=True))
+
+    def redis(self, *command: str) -> Any:
+        import redis
+
+        client = redis.Redis.from_url(self.endpoints.redis, socket_timeout=10)
+        try:
+            return client.execute_command(*command)
+        finally:
+            client.close()
+
+    # ---- plumbing ---------------------------------------------------------------------
+    def _run(self, coroutine):
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout=60)
+
+    async def _sql(self, role: str, statement: str, hold_open: bool, fetch: bool = False):
+        import asyncpg
+
+        connection = await asyncpg.connect(self.endpoints.postgres[role], timeout=10)
+        if hold_open:
+            await connection.execute(statement)
+            self._held.append(connection)
+            return []
+        try:
+            if fetch:
+                return [tuple(r) for r in await connection.fetch(statement)]
+            await connection.execute(statement)
+            return []
+        finally:
+            await connection.close()
+
+    def release_held(self) -> None:
+        async def close_all():
+            for connection in self._held:
+                try:
+                    await connection.close(timeout=5)
+                except Exception:  # noqa: BLE001 - the substrate may already have killed it
+                    pass
+            self._held.clear()
+
+        self._run(close_all())
+
+    def close(self) -> None:
+        try:
+            self.release_held()
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout=5)

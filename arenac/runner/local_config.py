@@ -1,0 +1,47 @@
+"""The local backend's substrate configuration, taken from the bundle's own chart.
+
+The chart is rendered with real Helm; the ConfigMaps, images (releases) and datastore settings
+it produces become the local stack's spec, so what runs here is what a cluster would get.
+The healthy control renders the vendored substrate chart alone (no fault overlay).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from arenac.k8s.helm import render_chart
+from arenac.substrate.spine.spec import SpineSpec
+
+import re
+
+_NOT_KNOBS = ("RELEASE", "TIME_SCALE")
+_SETTING = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+def spine_spec(bundle_dir: Path, time_scale: float, healthy: bool = False) -> SpineSpec:
+    chart = bundle_dir / "chart" / "charts" / "spine" if healthy else bundle_dir / "chart"
+    objects = render_chart(chart)
+    values: dict = {"timeScale": f"{time_scale:g}", "services": {}}
+    for obj in objects:
+        name = obj["metadata"]["name"]
+        if obj["kind"] == "ConfigMap" and name.startswith("spine-") and name.endswith("-config"):
+            component = name[len("spine-"):-len("-config")]
+            data = obj.get("data") or {}
+            if component == "redis":
+                values["redis"] = {"maxmemory": data["maxmemory"], "maxmemoryPolicy": data["maxmemory-policy"]
+                                   if "maxmemory-policy" in data else data.get("maxmemoryPolicy", "noeviction")}
+            elif component == "postgres":
+                # the ConfigMap also carries init scripts; settings are the bare parameter names
+                values["postgres"] = {"settings": {k: v for k, v in data.items() if _SETTING.match(k)}}
+            else:
+                values["services"].setdefault(component, {})["config"] = {
+                    k: v for k, v in data.items() if k not in _NOT_KNOBS}
+        elif obj["kind"] == "Deployment" and name.startswith("spine-"):
+            component = name[len("spine-"):]
+            if component == "redis":
+                continue
+            container = obj["spec"]["template"]["spec"]["containers"][0]
+            service = values["services"].setdefault(component, {})
+            service["release"] = container["image"].rsplit(":", 1)[1]
+            service["replicas"] = obj["spec"].get("replicas", 1)
+    return SpineSpec.from_values(values)

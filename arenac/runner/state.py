@@ -1,0 +1,103 @@
+"""The runner's state directory: what each live episode started, so that a runner killed with
+SIGKILL can be cleaned up by the next one.
+
+Each episode writes `<state>/<id>.json` with the runner's PID and every PID it started (with the
+process's start time, so a recycled PID is never killed) and its scratch directory. `reap()` ends
+the processes of episodes whose runner is gone and removes their scratch directories.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass
+class StateDir:
+    root: Path
+
+    @classmethod
+    def default(cls) -> "StateDir":
+        base = os.environ.get("ARENAC_STATE_DIR") or os.path.join(
+            os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state"), "arenac")
+        root = Path(base)
+        root.mkdir(parents=True, exist_ok=True)
+        return cls(root)
+
+    def _record(self, scratch: Path) -> Path:
+        return self.root / f"{scratch.name}.json"
+
+    def register(self, scratch: Path) -> "StateDir":
+        self._write(scratch, {"runner": _identity(os.getpid()), "scratch": str(scratch), "pids": {}})
+        return self
+
+    def record_pids(self, scratch: Path, pids: dict[str, int]) -> None:
+        path = self._record(scratch)
+        data = json.loads(path.read_text()) if path.exists() else {"runner": _identity(os.getpid()),
+                                                                     "scratch": str(scratch), "pids": {}}
+        for name, pid in pids.items():
+            identity = _identity(pid)
+            if identity:
+                data["pids"][f"{name}:{pid}"] = identity
+        self._write(scratch, data)
+
+    def unregister(self, scratch: Path) -> None:
+        self._record(scratch).unlink(missing_ok=True)
+
+    def _write(self, scratch: Path, data: dict) -> None:
+        path = self._record(scratch)
+        temporary = path.with_suffix(".tmp")
+        temporary.write_text(json.dumps(data, sort_keys=True))
+        temporary.replace(path)
+
+    def reap(self) -> list[str]:
+        """End what dead runners left behind; returns a line per thing cleaned up."""
+        import psutil
+
+        cleaned = []
+        for record in sorted(self.root.glob("*.json")):
+            try:
+                data = json.loads(record.read_text())
+            except (OSError, ValueError):
+                continue
+            if _alive(data.get("runner")):
+                continue
+            for key, identity in data.get("pids", {}).items():
+                if _alive(identity):
+                    try:
+                        process = psutil.Process(identity["pid"])
+                        for child in process.children(recursive=True):
+                            child.kill()
+                        process.kill()
+                        cleaned.append(f"killed {key}")
+                    except psutil.Error:
+                        pass
+            scratch = Path(data.get("scratch", ""))
+            if scratch.name.startswith("arenac-episode-") and scratch.exists():
+                shutil.rmtree(scratch, ignore_errors=True)
+                cleaned.append(f"removed {scratch}")
+            record.unlink(missing_ok=True)
+        return cleaned
+
+
+def _identity(pid: int) -> dict | None:
+    import psutil
+
+    try:
+        return {"pid": pid, "started": psutil.Process(pid).create_time()}
+    except psutil.Error:
+        return None
+
+
+def _alive(identity: dict | None) -> bool:
+    import psutil
+
+    if not identity:
+        return False
+    try:
+        return abs(psutil.Process(identity["pid"]).create_time() - identity["started"]) < 0.01
+    except psutil.Error:
+        return False
