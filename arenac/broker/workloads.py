@@ -158,7 +158,7 @@ def apply_template(w: Workload, current: Mapping[str, Any], new: Mapping[str, An
     container = ((template.get("spec") or {}).get("containers") or [{}])[0]
     image, env = container.get("image"), container.get("env") or []
     if not isinstance(image, str) or not image:
-        raise WorkloadError(f"spec.template.spec.containers[0].image: Required value")
+        raise WorkloadError("spec.template.spec.containers[0].image: Required value")
     for item in env:
         if not isinstance(item, dict) or "name" not in item or set(item) - {"name", "value"}:
             raise WorkloadError(f"env {item!r}: the local backend supports only {{name, value}} entries")

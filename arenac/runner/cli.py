@@ -42,20 +42,33 @@ def _warn_isolation() -> None:
               "run directory and the harness is reduced", file=sys.stderr)
 
 
-def run_command(bundle_dir: str, agent: str, time_scale: float, out: str | None, healthy: bool) -> int:
-    from arenac.runner.episode import EpisodeOptions, run_episode
-
-    try:
-        bundle = open_bundle(Path(bundle_dir))
-    except BundleRefused as error:
-        print(f"arenac: refusing to run: {error}", file=sys.stderr)
-        return EXIT_REFUSED
+def _prepare(bundle_dirs: list[str]):
+    """Open every bundle (refusing tampered ones), reap leftovers, arm the signal handlers.
+    Returns (bundles, stop event), or None after a refusal was reported."""
+    bundles = []
+    for directory in bundle_dirs:
+        try:
+            bundles.append(open_bundle(Path(directory)))
+        except BundleRefused as error:
+            print(f"arenac: refusing to run: {error}", file=sys.stderr)
+            return None
     _reap()
     _warn_isolation()
-    stop = _stop_on_signals()
+    return bundles, _stop_on_signals()
+
+
+def run_command(bundle_dir: str, agent: str, time_scale: float, out: str | None, healthy: bool) -> int:
+    from arenac.runner.episode import EpisodeOptions, run_episode
+    from arenac.runner.progress import Progress
+
+    prepared = _prepare([bundle_dir])
+    if prepared is None:
+        return EXIT_REFUSED
+    (bundle,), stop = prepared
     run_dir = Path(out or f"runs/{bundle.plan.variant}")
-    result = run_episode(bundle, EpisodeOptions(agent=agent, time_scale=time_scale, out=run_dir,
-                                                inject_faults=not healthy), stop)
+    with Progress(run_dir):
+        result = run_episode(bundle, EpisodeOptions(agent=agent, time_scale=time_scale, out=run_dir,
+                                                    inject_faults=not healthy), stop)
     print(f"{bundle.plan.variant}: {result.status}, reward {result.reward} (outcome {result.outcome}, "
           f"safe repair {result.safe_repair}), {result.wall_s:.1f} s -> {run_dir}")
     return EXIT_OK if result.status != "infra_error" else EXIT_FAILED
@@ -64,16 +77,10 @@ def run_command(bundle_dir: str, agent: str, time_scale: float, out: str | None,
 def qualify_command(bundle_dirs: list[str], k: int, time_scale: float, out: str, jobs: int) -> int:
     from arenac.runner.qualify import qualify
 
-    bundles = []
-    for directory in bundle_dirs:
-        try:
-            bundles.append(open_bundle(Path(directory)))
-        except BundleRefused as error:
-            print(f"arenac: refusing to run: {error}", file=sys.stderr)
-            return EXIT_REFUSED
-    _reap()
-    _warn_isolation()
-    stop = _stop_on_signals()
+    prepared = _prepare(bundle_dirs)
+    if prepared is None:
+        return EXIT_REFUSED
+    bundles, stop = prepared
 
     def progress(run) -> None:
         mark = "ok " if run.satisfied else "BAD"

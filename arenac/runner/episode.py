@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import tempfile
 import threading
 import time
@@ -68,7 +67,6 @@ def run_episode(bundle: RunnableBundle, options: EpisodeOptions, stop: threading
     state = StateDir.default().register(scratch)
     clock = EpisodeClock(options.time_scale)
     log = EventLog(out / "events.jsonl", clock)
-    plan = bundle.plan
     timeline = {"time_scale": options.time_scale, "status": "scored", "void_reason": None, "declared_s": None}
     episode = _Episode(bundle, options, clock, log, evidence, scratch, state, stop, timeline)
     try:
@@ -119,6 +117,7 @@ class _Episode:
         self.bundle, self.options, self.clock, self.log = bundle, options, clock, log
         self.evidence, self.scratch, self.state, self.stop, self.timeline = evidence, scratch, state, stop, timeline
         self.plan = bundle.plan
+        self.started = time.monotonic()
         self.stack = None
         self.io: HarnessIO | None = None
         self.loadgen = None
@@ -127,6 +126,8 @@ class _Episode:
         self.declared = threading.Event()
         self.threads: list[threading.Thread] = []
         self.backlog: dict[str, list] = {q: [] for q in ("fanout",)}
+        self.onset_times: dict[str, float | None] = {}  # plan time each fault first fired
+        self.baseline_ids: dict[str, int] | None = None
 
     # ---- the episode ------------------------------------------------------------------------
     def run(self) -> None:
@@ -140,10 +141,11 @@ class _Episode:
         self.state.record_pids(self.scratch, self.stack.pids())
         _harden(self.scratch / "substrate")
         self.io = HarnessIO(endpoints)
-        log("provisioned", pids=len(self.stack.pids()))
+        log("provisioned", pids=len(self.stack.pids()), real_s=round(time.monotonic() - self.started, 3))
 
         adapters.copy_grading_inputs(self.bundle, self.evidence)  # live checks may refer to the baseline
-        self.loadgen = adapters.start_loadgen(plan, endpoints.gateway, S, self.evidence / "ledger.json", self.scratch)
+        self.loadgen = adapters.start_loadgen(plan, endpoints.gateway, S, self.evidence / "ledger.json", self.scratch,
+                                              live_file=self.evidence.parent / "live.json")
         self.state.record_pids(self.scratch, {"loadgen": self.loadgen.pid})
         self.clock.zero = self.loadgen.zero  # plan time 0 is the load generator's start
         self._thread(self._sample_backlog)
@@ -245,7 +247,7 @@ class _Episode:
         self.threads.append(thread)
 
     def _snapshot(self, label: str) -> None:
-        snapshot = take_snapshot(self.io, self.plan, self.clock.now(), getattr(self, "baseline_ids", None))
+        snapshot = take_snapshot(self.io, self.plan, self.clock.now(), self.baseline_ids)
         write_json(self.evidence / "snapshots" / f"{label}.json", snapshot)
         self.log("snapshot", label=label)
 
@@ -263,18 +265,18 @@ class _Episode:
         onset = fault.onset
         if fault.layer != "runtime":
             self.log("onset", fault=fault.name, layer=fault.layer, note="active since provisioning (chart)")
-            self.onset_times = {**getattr(self, "onset_times", {}), fault.name: 0.0}
+            self.onset_times[fault.name] = 0.0
             return
         if onset.kind in ("at_start", "after"):
             at = handover + (onset.after_s if onset.kind == "after" else 0.0)
-            self.onset_times = {**getattr(self, "onset_times", {}), fault.name: at}
+            self.onset_times[fault.name] = at
             self._thread(self._inject_at, fault, at)
         elif onset.kind == "every":
             first = handover + onset.offset_s
-            self.onset_times = {**getattr(self, "onset_times", {}), fault.name: first}
+            self.onset_times[fault.name] = first
             self._thread(self._periodic, fault, handover)
         else:  # when
-            self.onset_times = {**getattr(self, "onset_times", {}), fault.name: None}
+            self.onset_times[fault.name] = None
             self._thread(self._inject_when, fault)
 
     def _inject_at(self, fault, at: float) -> None:
@@ -338,7 +340,7 @@ class _Episode:
             (live / "ledger.json").symlink_to(self.evidence / "ledger.json")
             (live / "baseline.json").symlink_to(self.evidence / "baseline.json")
         if time.monotonic() - getattr(self, "_live_taken", 0.0) >= 1.0:
-            snapshot = take_snapshot(self.io, self.plan, self.clock.now(), getattr(self, "baseline_ids", None))
+            snapshot = take_snapshot(self.io, self.plan, self.clock.now(), self.baseline_ids)
             write_json(live / "snapshots" / "declaration.json", snapshot)
             self._live_taken = time.monotonic()
         return live

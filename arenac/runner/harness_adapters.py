@@ -6,7 +6,6 @@ Each function is a thin seam so that the episode reads as the timeline it is.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
 import subprocess
@@ -40,7 +39,8 @@ class LoadgenProcess:
                 self.process.wait(timeout=5)
 
 
-def start_loadgen(plan, gateway: str, time_scale: float, ledger: Path, scratch: Path) -> LoadgenProcess:
+def start_loadgen(plan, gateway: str, time_scale: float, ledger: Path, scratch: Path,
+                  live_file: Path | None = None) -> LoadgenProcess:
     profile = scratch / "profile.json"
     profile.write_text(dump_json(plan.load.model_dump(mode="json")), encoding="utf-8")
     ready = scratch / "loadgen.ready"
@@ -51,7 +51,7 @@ def start_loadgen(plan, gateway: str, time_scale: float, ledger: Path, scratch: 
              "--out", str(ledger), "--time-scale", f"{time_scale:g}", "--ready-file", str(ready),
              "--substrate", plan.substrate, "--flush-s", "0.25",
              # cycles anchored on the Unix epoch, as the substrate schedules its maintenance
-             "--anchor-unix", "0"],
+             "--anchor-unix", "0"] + (["--live-file", str(live_file)] if live_file else []),
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
     finally:
         log.close()
@@ -125,4 +125,3 @@ def last_problem() -> str:
     return _LAST_PROBLEM[0]
 
 
-__all__ = ["start_loadgen", "start_broker", "grade", "predicate_holds", "copy_grading_inputs", "os"]

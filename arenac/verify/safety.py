@@ -315,7 +315,7 @@ def _invariant(check: Invariant, evidence: Evidence) -> Check:
         return Check(kind="invariant", text=text, passed=False, threshold=threshold,
                      detail=f"{check.sequence} is gone at soak_end")
     broken = [f"{getattr(state, field)} {field}" for field in threshold if getattr(state, field) != 0]
-    detail = (f"at soak_end: " + ", ".join(broken)) if broken else \
+    detail = ("at soak_end: " + ", ".join(broken)) if broken else \
         f"at soak_end: 0 {' and 0 '.join(threshold)} over {state.rows} rows in {state.groups} groups"
     return Check(kind="invariant", text=text, passed=not broken, observed=state.model_dump(), threshold=threshold,
                  detail=detail)

@@ -206,7 +206,8 @@ def test_leaked_transaction_blocks_the_channel_until_ended(healthy: Spine) -> No
     path = healthy.stack.config_path("message")
     original = path.read_text()
     path.write_text(yaml.safe_dump({**yaml.safe_load(original), "RELEASE": "1.5.1"}))
-    healthy.admin("gateway", "/admin/config", {"UPSTREAM_TIMEOUT_MS": "1000"})
+    # long enough that a loaded CI machine never times out a healthy send (seen at 1000 ms)
+    healthy.admin("gateway", "/admin/config", {"UPSTREAM_TIMEOUT_MS": "3000"})
     token = healthy.login()
     try:
         healthy.stack.restart_service("message")
