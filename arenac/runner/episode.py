@@ -337,8 +337,9 @@ class _Episode:
         live = self.scratch / "live"
         if not live.exists():
             (live / "snapshots").mkdir(parents=True)
-            (live / "ledger.json").symlink_to(self.evidence / "ledger.json")
-            (live / "baseline.json").symlink_to(self.evidence / "baseline.json")
+            # absolute targets: the run directory may have been given as a relative path
+            (live / "ledger.json").symlink_to((self.evidence / "ledger.json").resolve())
+            (live / "baseline.json").symlink_to((self.evidence / "baseline.json").resolve())
         if time.monotonic() - getattr(self, "_live_taken", 0.0) >= 1.0:
             snapshot = take_snapshot(self.io, self.plan, self.clock.now(), self.baseline_ids)
             write_json(live / "snapshots" / "declaration.json", snapshot)

@@ -106,6 +106,7 @@ def predicate_holds(predicate, evidence: Path, now_s: float, window_s: float) ->
     from arenac.verify.verdict import Window
 
     if not (evidence / "ledger.json").exists():
+        _LAST_PROBLEM[0] = f"no ledger yet at {evidence / 'ledger.json'}"
         return False
     try:
         check = evaluate_predicate(predicate, Measurer(Evidence(evidence)),
