@@ -39,23 +39,46 @@ class AgentSpec:
         raise ValueError(f"unknown agent {text!r}: use oracle, noop or cmd:\"...\"")
 
 
-def agent_account() -> tuple[int, int] | None:
-    """(uid, gid) of the unprivileged agent user when running as root, else None."""
+_USER_SLOTS = 16  # episodes side by side, each with an agent user of its own
+
+
+def agent_account(name: str = AGENT_USER) -> tuple[int, int] | None:
+    """(uid, gid) of an unprivileged agent user when running as root (created on first use), else None."""
     if os.geteuid() != 0:
         return None
     try:
-        entry = pwd.getpwnam(AGENT_USER)
+        entry = pwd.getpwnam(name)
     except KeyError:
         useradd = shutil.which("useradd")
         if useradd is None:
             return None
-        subprocess.run([useradd, "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", AGENT_USER],
+        subprocess.run([useradd, "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
                        check=False, capture_output=True)
         try:
-            entry = pwd.getpwnam(AGENT_USER)
+            entry = pwd.getpwnam(name)
         except KeyError:
             return None
     return entry.pw_uid, entry.pw_gid
+
+
+def claim_agent_account(lock_dir: Path):
+    """An agent user no other live episode holds, with the lock that holds it (keep it open for
+    the episode's lifetime). Freezing sweeps every process of the user, so two episodes must
+    never share one. Returns (account or None, lock file or None)."""
+    import fcntl
+
+    if os.geteuid() != 0:
+        return None, None
+    lock_dir.mkdir(parents=True, exist_ok=True)
+    for slot in range(_USER_SLOTS):
+        handle = open(lock_dir / f"agent-user-{slot}.lock", "w")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.close()
+            continue
+        return agent_account(AGENT_USER if slot == 0 else f"{AGENT_USER}{slot}"), handle
+    raise RuntimeError(f"more than {_USER_SLOTS} episodes at once: no free agent user")
 
 
 @dataclass
@@ -94,10 +117,9 @@ class AgentProcess:
 
 
 def start_agent(spec: AgentSpec, workdir: Path, tools_dir: Path, instruction: Path, extra_env: dict[str, str],
-                log: Path) -> AgentProcess:
+                log: Path, account: tuple[int, int] | None) -> AgentProcess:
     workdir.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(instruction, workdir / "instruction.md")
-    account = agent_account()
     env = {"PATH": f"{tools_dir}:{_SYSTEM_PATH}", "HOME": str(workdir), "LANG": "C.UTF-8",
            "ARENAC_INSTRUCTION": str(workdir / "instruction.md"), **extra_env}
     if spec.name == "oracle":  # the oracle's script sits in the bundle; give it a private copy

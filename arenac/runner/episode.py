@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arenac.runner import harness_adapters as adapters
-from arenac.runner.agents import AgentSpec, start_agent
+from arenac.runner.agents import AgentSpec, claim_agent_account, start_agent
 from arenac.runner.bundle import RunnableBundle
 from arenac.runner.clock import EpisodeClock
 from arenac.runner.harness_io import HarnessIO
@@ -123,6 +123,7 @@ class _Episode:
         self.loadgen = None
         self.broker = None
         self.agent = None
+        self.account_lock = None  # holds this episode's agent user while it runs
         self.declared = threading.Event()
         self.threads: list[threading.Thread] = []
         self.backlog: dict[str, list] = {q: [] for q in ("fanout",)}
@@ -172,8 +173,9 @@ class _Episode:
         self.state.record_pids(self.scratch, {})
         workdir = self.scratch / "agent" / "work"
         agent = AgentSpec.parse(self.options.agent, self.bundle.solve_script)
+        account, self.account_lock = claim_agent_account(self.state.root)
         self.agent = start_agent(agent, workdir, self.broker.tools_dir, self.bundle.instruction,
-                                 self.broker.agent_env(), self.evidence.parent / "agent.log")
+                                 self.broker.agent_env(), self.evidence.parent / "agent.log", account)
         self.state.record_pids(self.scratch, {"agent": self.agent.process.pid})
         agent_start = clock.now()
         log("agent_started", agent=agent.name)
@@ -360,6 +362,8 @@ class _Episode:
         self.stop.set()
         if self.agent is not None and self.agent.running():
             self.agent.freeze()
+        if self.account_lock is not None:
+            self.account_lock.close()
         if self.broker is not None:
             self.broker.stop()
         if self.loadgen is not None:
