@@ -149,6 +149,13 @@ def _with_defaults(path: Path, substrate: str) -> dict:
 
 
 def _first_line(error: Exception) -> str:
+    """The first problem, with where it is: a pydantic error as `layers.image.repair.2: message`."""
+    from pydantic import ValidationError
+
+    if isinstance(error, ValidationError) and error.errors():
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        return f"{where}: {first['msg']}" if where else first["msg"]
     return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
 
 

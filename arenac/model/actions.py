@@ -73,6 +73,21 @@ class RedisAction(Model):
     touches: tuple[Target, ...] = ()
 
 
+class SendBurstAction(Model):
+    """A burst of concurrent sends to one channel through the substrate's public API (a bot
+    posting a thread). A workload trigger that the harness fires at the onset and on retrigger,
+    for faults that show only under concurrency; never part of a repair."""
+
+    kind: Literal["send_burst"] = "send_burst"
+    channel: str
+    messages: int = Field(ge=1, le=1000)
+    concurrency: int = Field(ge=1, le=64)
+
+
+# actions the harness alone performs: they may inject or retrigger a fault, never repair one
+HARNESS_ONLY = (ValuesAction, SendBurstAction)
+
 Action = Annotated[
-    Union[ValuesAction, KubectlAction, AdminAction, SqlAction, RedisAction], Field(discriminator="kind")
+    Union[ValuesAction, KubectlAction, AdminAction, SqlAction, RedisAction, SendBurstAction],
+    Field(discriminator="kind"),
 ]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
-from arenac.model.actions import Action, Target
+from arenac.model.actions import HARNESS_ONLY, Action, Target
 from arenac.model.base import Model
 
 Layer = Literal["config", "runtime", "image"]
@@ -28,6 +28,14 @@ class LayerRecipe(Model):
     repair: tuple[Action, ...]
     retrigger: tuple[Action, ...] = ()  # defaults to inject when empty
     touches: tuple[Target, ...] = ()  # what the repair changes beyond what its actions imply
+
+    @field_validator("repair")
+    @classmethod
+    def _repairs_are_agent_actions(cls, repair: tuple[Action, ...]) -> tuple[Action, ...]:
+        for action in repair:
+            if isinstance(action, HARNESS_ONLY):
+                raise ValueError(f"a repair cannot use a '{action.kind}' action (only the harness performs those)")
+        return repair
 
 
 class FaultTemplate(Model):

@@ -255,9 +255,8 @@ class _Episode:
 
     def _perform(self, actions, what: str) -> bool:
         try:
-            for action in actions:
-                self.io.perform(action)
-            self.log("harness_action", what=what, ok=True)
+            results = [r for r in (self.io.perform(action) for action in actions) if isinstance(r, dict)]
+            self.log("harness_action", what=what, ok=True, **({"results": results} if results else {}))
             return True
         except Exception as error:  # noqa: BLE001 - recorded; the episode goes on
             self.log("harness_action", what=what, ok=False, error=f"{type(error).__name__}: {error}")
@@ -268,6 +267,8 @@ class _Episode:
         if fault.layer != "runtime":
             self.log("onset", fault=fault.name, layer=fault.layer, note="active since provisioning (chart)")
             self.onset_times[fault.name] = 0.0
+            if fault.inject:  # what is left after the chart's part: workload triggers (send bursts)
+                self._thread(self._inject_at, fault, handover)
             return
         if onset.kind in ("at_start", "after"):
             at = handover + (onset.after_s if onset.kind == "after" else 0.0)

@@ -1,4 +1,4 @@
-"""The harness's own hands on the substrate: admin calls, SQL and Redis commands.
+"""The harness's own hands on the substrate: admin calls, SQL and Redis commands, send bursts.
 
 This is how faults are injected and re-triggered and how snapshots are taken. It runs in the
 runner's process with the substrate's privileged credentials, which the agent never sees (the
@@ -14,7 +14,7 @@ import threading
 import urllib.request
 from typing import Any
 
-from arenac.model.actions import AdminAction, RedisAction, SqlAction
+from arenac.model.actions import AdminAction, RedisAction, SendBurstAction, SqlAction
 from arenac.substrate.spine.stack import Endpoints
 
 
@@ -34,6 +34,8 @@ class HarnessIO:
             return self.sql(action.role, action.statement, hold_open=action.hold_open)
         if isinstance(action, RedisAction):
             return self.redis(*action.command)
+        if isinstance(action, SendBurstAction):
+            return self.send_burst(action.channel, action.messages, action.concurrency)
         raise TypeError(f"the harness does not perform {type(action).__name__} at run time")
 
     def admin(self, service: str, method: str, path: str, body: dict | None = None) -> dict:
@@ -60,6 +62,12 @@ class HarnessIO:
         finally:
             client.close()
 
+    def send_burst(self, channel: str, messages: int, concurrency: int) -> dict[str, int]:
+        """`messages` sends to `channel` through the gateway, `concurrency` in flight at once, as
+        one seeded user; returns how many were accepted. Failures are counted, not raised: a
+        faulty stack may refuse some of them."""
+        return self._run(self._send_burst(channel, messages, concurrency))
+
     # ---- plumbing ---------------------------------------------------------------------
     def _run(self, coroutine):
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout=60)
@@ -79,6 +87,32 @@ class HarnessIO:
             return []
         finally:
             await connection.close()
+
+    async def _send_burst(self, channel: str, messages: int, concurrency: int) -> dict[str, int]:
+        import aiohttp
+
+        from arenac.substrate.spine.seed import USERS
+
+        gateway = self.endpoints.gateway
+        timeout = aiohttp.ClientTimeout(total=10)
+        async with aiohttp.ClientSession(timeout=timeout) as session:
+            async with session.post(f"{gateway}/api/login", json={"user": USERS[0]}) as response:
+                response.raise_for_status()
+                token = (await response.json())["token"]
+            headers = {"Authorization": f"Bearer {token}"}
+            url = f"{gateway}/api/channels/{channel}/messages"
+            slots = asyncio.Semaphore(concurrency)
+
+            async def send(index: int) -> bool:
+                async with slots:
+                    try:
+                        async with session.post(url, json={"text": f"burst {index}"}, headers=headers) as reply:
+                            return reply.status == 201
+                    except (aiohttp.ClientError, TimeoutError):
+                        return False
+
+            accepted = sum(await asyncio.gather(*(send(i) for i in range(messages))))
+        return {"accepted": accepted, "refused": messages - accepted}
 
     def release_held(self) -> None:
         async def close_all():

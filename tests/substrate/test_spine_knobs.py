@@ -60,6 +60,26 @@ def test_rmw_sequencer_duplicates_under_concurrency_atomic_never(healthy: Spine)
     assert sorted(seqs) == list(range(1, len(seqs) + 1)), "atomic seqs are not dense and unique"
 
 
+def test_harness_send_burst_triggers_rmw_duplicates_and_not_atomic_ones(healthy: Spine) -> None:
+    """The sequencer_rmw template's trigger: the harness's send burst duplicates seqs under rmw
+    and leaves atomic seqs dense and unique."""
+    from arenac.runner.harness_io import HarnessIO
+
+    io = HarnessIO(healthy.ep)
+    try:
+        healthy.admin("message", "/admin/config", {"SEQUENCER_MODE": "rmw"})
+        try:
+            assert io.send_burst("ops", 40, 8) == {"accepted": 40, "refused": 0}
+        finally:
+            healthy.admin("message", "/admin/reload", {})
+        assert max(Counter(channel_seqs(healthy, "ops")).values()) > 1
+        assert io.send_burst("general", 40, 8) == {"accepted": 40, "refused": 0}
+    finally:
+        io.close()
+    seqs = channel_seqs(healthy, "general")
+    assert sorted(seqs) == list(range(1, len(seqs) + 1))
+
+
 def test_release_150_ignores_sequencer_mode(healthy: Spine) -> None:
     """A release is deployed locally by editing the config file's RELEASE and restarting."""
     path = healthy.stack.config_path("message")
