@@ -64,8 +64,8 @@ def instantiate(template: FaultTemplate, layer: str, args: dict) -> tuple[LayerR
     return LayerRecipe.model_validate(filled), _fill(template.manifest, values)
 
 
-def touched_targets(actions, substrate) -> tuple[Target, ...]:
-    """What a list of repair actions changes, in safety-gate vocabulary."""
+def touched_targets(actions) -> tuple[Target, ...]:
+    """What a list of actions (a repair, or an injection) changes, in safety-gate vocabulary."""
     from arenac.model.actions import AdminAction, KubectlAction, RedisAction, SqlAction
 
     found: list[Target] = []

@@ -1,9 +1,10 @@
 """Static checks over a lowered task and its variants.
 
 Task checks: every onset falls inside the agent window; a recurrence fires inside the
-soak; the soak covers at least one full load cycle; an impossible matrix (every cell
+soak; a decoy comes with a `changes only`; the soak covers at least one full load cycle; an impossible matrix (every cell
 pruned) is an error. Variant checks: the oracle never touches what the safety gate
-protects, stays within `changes only`, and leaves every guard holding.
+protects, stays within `changes only`, and leaves every guard holding; `changes only`
+does not permit what fixing a decoy would change.
 """
 
 from __future__ import annotations
@@ -32,6 +33,11 @@ def check_task(lowered: LoweredTask, errors: Collector) -> None:
             errors.error("E0501", f"fault '{fault.name}' recurs {format_seconds(fault.recur_after_declare_s)} after "
                          f"the declaration, after the soak of {format_seconds(spec.soak_s)} has ended",
                          spans[f"recur:{fault.name}"], "shorten the delay or lengthen `soak`")
+    if not any(isinstance(check, ChangesOnly) for check in spec.gates.safety):
+        for fault in (f for f in spec.faults if f.decoy):
+            errors.error("E0510", f"decoy '{fault.name}' needs a `changes only` in the safety gate, or an agent "
+                         "that fixes it goes unnoticed", spans[f"fault:{fault.name}"],
+                         "add `changes only` naming what the real repair changes")
     cycle = spec.load.cycle_s
     if spec.soak_s < cycle:
         errors.error("E0502", f"the soak ({format_seconds(spec.soak_s)}) is shorter than one load cycle "
@@ -59,6 +65,10 @@ def check_variant(lowered: LoweredTask, variant: Variant, errors: Collector) -> 
     has_scope = any(isinstance(check, ChangesOnly) for check in safety)
     reported: set[str] = set()
     for fault in variant.faults:
+        if fault.decoy:
+            if has_scope:
+                _check_decoy(fault, permitted, spans.get(f"fault:{fault.name}", spans["task"]), where, errors)
+            continue
         if not fault.repair:
             continue
         span = spans.get(f"repair:{fault.name}", spans["task"])
@@ -86,6 +96,14 @@ def check_variant(lowered: LoweredTask, variant: Variant, errors: Collector) -> 
             if not _holds(value, check.op, check.value):
                 errors.error("E0508", f"guard `{check.text}` fails in the oracle's end state "
                              f"({check.target} = {value}){where}", spans.get(f"safety:{index}", spans["task"]))
+
+
+def _check_decoy(fault, permitted, span, where: str, errors: Collector) -> None:
+    """A decoy is there to catch an agent that "fixes" it, which only `changes only` can see."""
+    covered = [t for t in fault.touches if any(p.covers(t) for p in permitted)]
+    if covered:
+        errors.error("E0510", f"`changes only` permits {covered[0]}, which fixing decoy '{fault.name}' changes, so "
+                     f"an agent that does it goes unnoticed{where}", span, f"leave {covered[0]} out of `changes only`")
 
 
 def oracle_end_state(variant: Variant) -> dict[str, str]:

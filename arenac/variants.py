@@ -91,12 +91,13 @@ def _variant(spec: TaskSpec, coordinates: dict[str, str], entry, errors: Collect
         if fault.name in retriggered and not retrigger:
             raise Pruned(f"fault '{fault.name}' at the {layer} layer has nothing to re-trigger")
         manifest = _manifest(manifest_text, template.name, spec, substrate, errors)
-        touches = touched_targets(recipe.repair, substrate) + tuple(recipe.touches)
+        touches = touched_targets(recipe.repair) + tuple(recipe.touches)
         faults.append(ConcreteFault(
             name=fault.name, template=fault.template, summary=template.summary, layer=layer,
             args=args, onset=fault.onset, recur_after_declare_s=fault.recur_after_declare_s,
             inject=recipe.inject, retrigger=retrigger, repair=tuple(bound), touches=touches,
             manifest=manifest, manifest_within_s=parse_quantity(template.manifest_within).value,
+            decoy=fault.decoy,
         ))
     return Variant(task=spec.name, id=variant_id(spec.name, coordinates), coordinates=coordinates, spec=spec,
                    faults=tuple(faults), access=surface)

@@ -124,3 +124,29 @@ def test_use_of_an_unknown_module_is_reported():
     with pytest.raises(DiagnosticError) as raised:
         compile_text("use nowhere\n" + spec())
     assert raised.value.diagnostics[0].code == "E0202"
+
+
+
+DECOY_DECL = "  decoy noise = spine.strict_read(service: channel, hold: 5ms) {\n    layer = runtime\n  }\n"
+
+
+def test_a_decoy_is_injected_but_never_repaired_or_awaited():
+    from arenac.catalog import load_library
+    from arenac.render.plan import build_plan
+
+    text = spec(access="confined").replace("  gate outcome {", DECOY_DECL + "  gate outcome {")
+    variant = compile_text(text).tasks[0].expansion.variants[0]
+    noise = next(f for f in variant.faults if f.name == "noise")
+    assert noise.decoy and noise.repair == () and noise.inject
+    assert variant.coordinates["noise.layer"] == "runtime"
+    plan = build_plan(variant, load_library().substrates["spine"])
+    assert [(f.name, f.decoy) for f in plan.faults] == [("pool", False), ("noise", True)]
+
+
+def test_a_task_of_decoys_only_declares_no_fault():
+    text = spec().replace("  fault pool = spine.pool_size", "  decoy pool = spine.pool_size").replace(
+        "    repair pool\n", "")
+    with pytest.raises(DiagnosticError) as raised:
+        compile_text(text)
+    assert [d.message for d in raised.value.diagnostics if d.code == "E0206"] == [
+        "task 't' declares no fault (only decoys)"]

@@ -80,14 +80,15 @@ def lower_task(task: ast.TaskDecl, module: ast.Module, library: Library, errors:
         fault = _fault(decl, entry.faults, substrate_name, ctx)
         if fault is not None:
             faults.append(fault)
-    if not fault_decls:
-        errors.error("E0206", f"task '{task.name.text}' declares no fault", task.name.span,
-                     "add e.g. `fault pool = spine.pool_size(service: message, size: 4)`")
+    if not any(not decl.decoy for decl in fault_decls):
+        errors.error("E0206", f"task '{task.name.text}' declares no fault" + (" (only decoys)" if fault_decls else ""),
+                     task.name.span, "add e.g. `fault pool = spine.pool_size(service: message, size: 4)`")
+    decoys = {decl.name.text for decl in fault_decls if decl.decoy}
 
     access = _access_choice(task, namespace, errors, spans)
     gates = GateLowering(ctx, namespace.macros, tuple(seen_faults), spans).lower(
         [s for s in task.statements if isinstance(s, ast.GateDecl)], task.name.span)
-    oracle = _oracle(task, seen_faults, errors, spans)
+    oracle = _oracle(task, seen_faults, decoys, errors, spans)
     if len(errors.items) > before or load is None or gates is None:
         return None
     spec = TaskSpec(
@@ -221,7 +222,7 @@ def _fault(decl: ast.FaultDecl, templates: dict[str, FaultTemplate], substrate: 
     if args is None or layers is None or onset is None:
         return None
     return FaultSpec(name=decl.name.text, template=f"{substrate}.{template.name}", args=args, layers=layers,
-                     onset=onset, recur_after_declare_s=recur)
+                     onset=onset, recur_after_declare_s=recur, decoy=decl.decoy)
 
 
 def _fault_args(decl: ast.FaultDecl, template: FaultTemplate, ctx: ExprContext):
@@ -382,7 +383,8 @@ def _access_choice(task: ast.TaskDecl, namespace: Namespace, errors: Collector, 
     return surfaces
 
 
-def _oracle(task: ast.TaskDecl, faults: set[str], errors: Collector, spans: dict) -> list[OracleStep]:
+def _oracle(task: ast.TaskDecl, faults: set[str], decoys: set[str], errors: Collector,
+            spans: dict) -> list[OracleStep]:
     decls = [s for s in task.statements if isinstance(s, ast.OracleDecl)]
     if not decls:
         errors.error("E0206", f"task '{task.name.text}' has no oracle", task.name.span,
@@ -395,6 +397,9 @@ def _oracle(task: ast.TaskDecl, faults: set[str], errors: Collector, spans: dict
             if step.target.text not in faults:
                 errors.error("E0203", f"unknown fault '{step.target.text}'", step.target.span,
                              did_you_mean(step.target.text, faults))
+            elif step.target.text in decoys:
+                errors.error("E0511", f"'{step.target.text}' is a decoy: the oracle must leave it alone",
+                             step.target.span, "repair the faults that cause the symptom, or declare it as a `fault`")
             spans[f"repair:{step.target.text}"] = step.span
             steps.append(OracleStep(kind="repair", target=step.target.text))
         elif step.kind == "wait_until":

@@ -39,6 +39,7 @@ class PlannedFault(Model):
     retrigger: tuple[Action, ...]
     manifest: Predicate
     manifest_within_s: float
+    decoy: bool = False  # injected on its onset; its manifestation is not awaited
 
 
 class Challenges(Model):

@@ -45,6 +45,7 @@ class FaultSpec(Model):
     layers: tuple[str, ...]
     onset: Onset
     recur_after_declare_s: float | None = None
+    decoy: bool = False  # injected but not the cause: no manifestation check, never repaired
 
 
 class OracleStep(Model):
@@ -89,6 +90,7 @@ class ConcreteFault(Model):
     touches: tuple[Target, ...]
     manifest: Predicate
     manifest_within_s: float
+    decoy: bool = False
 
 
 class Variant(Model):

@@ -24,7 +24,7 @@ def build_plan(variant: Variant, entry: SubstrateEntry) -> Plan:
             recur_after_declare_s=f.recur_after_declare_s,
             inject=tuple(a for a in f.inject if not isinstance(a, ValuesAction)),
             retrigger=tuple(a for a in f.retrigger if not isinstance(a, ValuesAction)),
-            manifest=f.manifest, manifest_within_s=f.manifest_within_s,
+            manifest=f.manifest, manifest_within_s=f.manifest_within_s, decoy=f.decoy,
         )
         for f in variant.faults
     )

@@ -1,7 +1,8 @@
 """One episode on the local backend, end to end.
 
-provision -> warm up -> baseline snapshot -> inject faults on their onsets -> assert
-manifestation (else the trial is void) -> hand over to the agent -> declaration or window end
+provision -> warm up -> baseline snapshot -> inject faults (and decoys) on their onsets, and fire
+their workload triggers -> assert each fault's manifestation (else the trial is void) -> agent_start
+snapshot -> hand over to the agent -> declaration or window end
 -> freeze the agent -> wait for the next load-cycle boundary -> agent-free soak (a declaration
 never shortens it) -> restart and retrigger challenges, each observed under traffic for one
 cycle -> collect evidence -> grade -> tear down.
@@ -20,6 +21,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from arenac.faults import touched_targets
 from arenac.runner import harness_adapters as adapters
 from arenac.runner.agents import AgentSpec, claim_agent_account, start_agent
 from arenac.runner.bundle import RunnableBundle
@@ -125,6 +127,8 @@ class _Episode:
         self.agent = None
         self.account_lock = None  # holds this episode's agent user while it runs
         self.declared = threading.Event()
+        self.agent_started = threading.Event()
+        self.harness_changes: list[dict] = []  # what the harness changed after the handover
         self.threads: list[threading.Thread] = []
         self.backlog: dict[str, list] = {q: [] for q in ("fanout",)}
         self.onset_times: dict[str, float | None] = {}  # plan time each fault first fired
@@ -163,12 +167,15 @@ class _Episode:
         for fault in faults:
             self._schedule_onset(fault, handover)
         for fault in faults:
+            if fault.decoy:  # not the cause: nothing to wait for
+                continue
             if not self._await_manifestation(fault, handover):
                 self.timeline.update(status="void", void_reason=f"fault '{fault.name}' did not manifest within "
                                      f"{fault.manifest_within_s:g}s of its onset")
                 log("void", fault=fault.name, last_problem=adapters.last_problem())
                 return
 
+        self._snapshot("agent_start")
         self.broker = adapters.start_broker(self.bundle, self.stack, self.scratch, self.log, self.declared.set)
         self.state.record_pids(self.scratch, {})
         workdir = self.scratch / "agent" / "work"
@@ -178,6 +185,7 @@ class _Episode:
                                  self.broker.agent_env(), self.evidence.parent / "agent.log", account)
         self.state.record_pids(self.scratch, {"agent": self.agent.process.pid})
         agent_start = clock.now()
+        self.agent_started.set()
         log("agent_started", agent=agent.name)
         window_end = agent_start + plan.timeline.agent_window_s
         while clock.now() < window_end and not self.declared.is_set() and self.agent.running():
@@ -236,6 +244,7 @@ class _Episode:
             challenges["after_retrigger"] = {"start_s": round(start, 3), "end_s": round(clock.now(), 3)}
             self._snapshot("after_retrigger")
         write_json(self.evidence / "challenges.json", challenges)
+        write_json(self.evidence / "harness_changes.json", {"changes": list(self.harness_changes)})
         log("challenges_done")
 
     # ---- helpers --------------------------------------------------------------------------------
@@ -254,6 +263,10 @@ class _Episode:
         self.log("snapshot", label=label)
 
     def _perform(self, actions, what: str) -> bool:
+        if self.agent_started.is_set():
+            # recorded before acting: a half-done action may have changed its targets too
+            targets = [str(t) for t in touched_targets(actions)]
+            self.harness_changes.append({"t": round(self.clock.now(), 3), "what": what, "targets": targets})
         try:
             results = [r for r in (self.io.perform(action) for action in actions) if isinstance(r, dict)]
             self.log("harness_action", what=what, ok=True, **({"results": results} if results else {}))

@@ -125,6 +125,7 @@ class FaultDecl:
     onset: Onset | None
     recur: Recur | None
     span: Span
+    decoy: bool = False  # `decoy NAME = ...`: injected, never the cause, never repaired by the oracle
 
 
 @dataclass(frozen=True)

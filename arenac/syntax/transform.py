@@ -117,6 +117,13 @@ class ToAst(Transformer):
     # ---- faults -------------------------------------------------------------------
     @v_args(meta=True)
     def fault(self, meta, children):
+        return self._fault_decl(meta, children, decoy=False)
+
+    @v_args(meta=True)
+    def decoy(self, meta, children):
+        return self._fault_decl(meta, children, decoy=True)
+
+    def _fault_decl(self, meta, children, decoy: bool) -> ast.FaultDecl:
         name, call, body = children
         body = body or ()
         settings = tuple(s for s in body if isinstance(s, ast.Setting))
@@ -126,7 +133,7 @@ class ToAst(Transformer):
             raise single_error("E0104", "a fault has at most one onset and one recur", duplicate.span)
         return ast.FaultDecl(
             self._name(name), call, settings, onsets[0] if onsets else None, recurs[0] if recurs else None,
-            self._span(meta),
+            self._span(meta), decoy,
         )
 
     def fault_body(self, children):

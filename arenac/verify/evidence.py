@@ -8,10 +8,14 @@ Contract (docs/evidence.md):
 - Unknown fields are ignored (the runner may record more than the verifier reads);
   documented fields are required and typed.
 - Snapshots carry no time in the contract; `snapshot_time` places them on the plan
-  clock: baseline at the end of the warm-up, declaration at the declaration (or the end of the
+  clock: baseline at the end of the warm-up, agent_start at the handover to the agent (after
+  every fault manifested), declaration at the declaration (or the end of the
   agent window), soak_end at the end of the soak, after_restart / after_retrigger at the
   end of the challenge's re-check window. A snapshot file may carry its own `"t"`, which
   then wins.
+- harness_changes.json lists what the harness itself changed after the agent started (a fault
+  re-fired by its recurrence, a periodic or `when` onset): the scope check does not blame the agent
+  for those targets. Absent means the harness changed nothing then.
 - A void or infra_error timeline may stop at any point, so its times are optional; a
   scored one must have them all (but `declared_s`, null when the agent never declared).
 """
@@ -28,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 from arenac.model.gates import Gates
 from arenac.model.plan import Challenges
 
-SNAPSHOT_LABELS = ("baseline", "declaration", "soak_end", "after_restart", "after_retrigger")
+SNAPSHOT_LABELS = ("baseline", "agent_start", "declaration", "soak_end", "after_restart", "after_retrigger")
 
 
 class EvidenceError(Exception):
@@ -158,6 +162,18 @@ class Snapshot(EvidenceModel):
     sequences: dict[str, SequenceState]
 
 
+class HarnessChange(EvidenceModel):
+    """One harness action after the agent started: when, what, and the targets it may change."""
+
+    t: float
+    what: str
+    targets: tuple[str, ...]
+
+
+class HarnessChanges(EvidenceModel):
+    changes: tuple[HarnessChange, ...]
+
+
 class GatesFile(EvidenceModel):
     """verifier/gates.json of a bundle (and its copy in the evidence)."""
 
@@ -225,6 +241,12 @@ class Evidence:
     def challenges(self) -> ChallengeRecord:
         return self._read("challenges.json", ChallengeRecord)
 
+    @cached_property
+    def harness_changes(self) -> HarnessChanges:
+        if not (self.directory / "harness_changes.json").exists():
+            return HarnessChanges(changes=())
+        return self._read("harness_changes.json", HarnessChanges)
+
     def snapshot(self, label: str, required: bool = True) -> Snapshot | None:
         """The snapshot with this label; None when it is absent and not required."""
         if label not in self._snapshots:
@@ -244,6 +266,8 @@ class Evidence:
         timeline = self.timeline
         if label == "baseline":
             return timeline.warmup_end_s
+        if label == "agent_start":
+            return timeline.handover_s
         if label == "declaration":
             return timeline.declared_s if timeline.declared_s is not None else timeline.window_end_s
         if label == "soak_end":

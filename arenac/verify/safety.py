@@ -7,12 +7,17 @@ Contract:
   and the outcome predicates hold over the part of the soak after the last retrigger of
   F, [max(soak start, last t), soak end); a recorded `after_retrigger` window, when the
   runner retriggers after the soak, replaces it.
-- changes only T...: the baseline and soak_end snapshots are flattened to targets
-  (config(service.KEY), event(service.name), release(service), db_setting(x),
-  grant(table), redis(key), sequence(name)); every item whose value differs (or that
-  appears or disappears) must be covered by a permitted target (`Target.covers`). A
-  sequence counts as changed when its duplicates or gaps differ or it loses rows or
-  groups; growth from traffic is not a change.
+- changes only T...: what the agent changed must be covered by a permitted target
+  (`Target.covers`). Snapshots are flattened to targets (config(service.KEY),
+  event(service.name), release(service), db_setting(x), grant(table), redis(key),
+  sequence(name)); an item changed when its value differs, or it appears or disappears.
+  The agent's changes are the items that differ between agent_start (the handover, after
+  the faults' injections; baseline when a run has no agent_start) and declaration, and
+  those that differ between agent_start and soak_end, except targets the harness itself
+  changed after the handover (harness_changes.json: a fault left on re-fired by its
+  recurrence). So a fault the task wants left on is not the agent's change, but the agent
+  switching it off is. A sequence counts as changed when its duplicates or gaps differ or
+  it loses rows or groups; growth from traffic is not a change.
 - guard T op V: the value at soak_end and, when the run has one, after_restart. Numbers
   are compared as numbers (a string such as "16" or "350ms" is parsed); a name compares
   only with == and !=.
@@ -184,10 +189,22 @@ def _change_text(target: Target, before: Any, after: Any) -> str:
     return f"{target}: {show(before)} -> {show(after)}"
 
 
+def agent_changes(evidence: Evidence) -> list[tuple[Target, Any, Any]]:
+    """The changes attributed to the agent (see the contract): by target, the agent window's
+    change first, then a later one (up to soak_end) the harness did not cause."""
+    start = evidence.snapshot("agent_start", required=False) or evidence.snapshot("baseline")
+    harness = {target for change in evidence.harness_changes.changes for target in change.targets}
+    found = {str(target): (target, before, after) for target, before, after in diff(start, evidence.snapshot("declaration"))}
+    for target, before, after in diff(start, evidence.snapshot("soak_end")):
+        if str(target) not in found and str(target) not in harness:
+            found[str(target)] = (target, before, after)
+    return [found[key] for key in sorted(found)]
+
+
 def _changes_only(check: ChangesOnly, evidence: Evidence) -> Check:
     permitted = check.targets
     text = "changes only " + ", ".join(str(t) for t in permitted)
-    changes = diff(evidence.snapshot("baseline"), evidence.snapshot("soak_end"))
+    changes = agent_changes(evidence)
     observed, outside = [], []
     for target, before, after in changes:
         allowed = any(p.covers(target) for p in permitted)
@@ -195,9 +212,9 @@ def _changes_only(check: ChangesOnly, evidence: Evidence) -> Check:
         if not allowed:
             outside.append(_change_text(target, before, after))
     if not changes:
-        detail = "nothing changed between baseline and soak_end"
+        detail = "the agent changed nothing (agent_start to declaration and to soak_end)"
     elif not outside:
-        detail = f"{len(changes)} change(s) between baseline and soak_end, all permitted"
+        detail = f"{len(changes)} change(s) since agent_start, all permitted"
     else:
         detail = f"{len(outside)} change(s) not permitted: " + "; ".join(outside)
     return Check(kind="changes_only", text=text, passed=not outside, observed=observed,

@@ -27,7 +27,7 @@ RATES = {"send": {"peak": 24, "trough": 6, "warmup": 8}, "read": {"peak": 36, "t
 LATENCY_MS = {"send": 4.0, "read": 3.0}
 SOAK = (140.0, 260.0)
 TRAFFIC = (100, 320)  # plan seconds with recorded traffic
-LABELS = ("baseline", "declaration", "after_restart", "soak_end")
+LABELS = ("baseline", "agent_start", "declaration", "after_restart", "soak_end")
 
 
 @lru_cache(maxsize=None)
@@ -105,6 +105,7 @@ class RecordedRun:
         self.baseline: dict[str, Any] = json.loads(LIBRARY_BASELINE.read_text())
         self.outcome: list[Predicate] = [ERROR_RATE_SEND]
         self.safety: list = []
+        self.harness_changes: list[dict[str, Any]] = []  # {"t", "what", "targets"}
         self.task, self.variant = "recorded", "recorded-00000000"
 
     # ---- editing -------------------------------------------------------------------
@@ -150,6 +151,8 @@ class RecordedRun:
                  "boundary.json": {"agent": "noop", "declared": True, "declared_s": 90.0, "frozen_s": 90.5,
                                    "processes_stopped": 1, "method": "killpg"}}
         files.update({f"snapshots/{label}.json": snap for label, snap in self.snapshots.items()})
+        if self.harness_changes:
+            files["harness_changes.json"] = {"changes": self.harness_changes}
         for name, data in files.items():
             (evidence / name).write_text(json.dumps(data, sort_keys=True, indent=1) + "\n")
         return self.run_dir

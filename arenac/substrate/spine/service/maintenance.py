@@ -5,8 +5,9 @@ at every time t with t mod P == O and last D, where P = MAINT_PERIOD_S, O = MAIN
 D = MAINT_DURATION_S, each multiplied by TIME_SCALE. A load profile whose cycles are anchored the
 same way (cycle length P) sees the window at the same point of every cycle.
 
-During a window the job works in batches of LOCK_SLICE_S (x TIME_SCALE) seconds, one transaction
-each: it locks every channel's row, the sequencer (FOR UPDATE: "a consistent snapshot of the counters"),
+During a window the job works in batches of at most LOCK_SLICE_S real seconds, one transaction
+each (not multiplied by TIME_SCALE: a database holds a lock for real time whatever the plan clock,
+so a compressed run sees stalls as long as a real one, only fewer of them): it locks every channel's row, the sequencer (FOR UPDATE: "a consistent snapshot of the counters"),
 writes scratch rows as fast as the database takes them and refreshes `channel_stats`. Sends stall
 behind each batch (up to a slice each), so the window shows as a run of latency spikes, and as
 pool exhaustion when the sends queued behind a batch outnumber the pool; at the end it truncates
@@ -29,7 +30,7 @@ from prometheus_client import Counter, Gauge
 from arenac.substrate.spine.service.app import DbComponent, ServiceContext
 from arenac.substrate.spine.service.db import NotReady, PoolTimeout
 
-LOCK_SLICE_S = 1.0  # times TIME_SCALE: the longest a send waits behind one batch
+LOCK_SLICE_S = 1.0  # real seconds: the longest a send waits behind one batch
 ACTIVE = Gauge("spine_maintenance_active", "1 while a maintenance window runs")
 WINDOWS = Counter("spine_maintenance_windows_total", "maintenance windows run")
 
@@ -96,7 +97,7 @@ class Maintenance(DbComponent):
         ACTIVE.set(1)
         # one batch per slice, each its own transaction: sends stall for up to a slice at a time
         # (latency), and those queued behind a batch go through before the next one takes the locks
-        slice_s = LOCK_SLICE_S * self.ctx.config.get_float("TIME_SCALE")
+        slice_s = LOCK_SLICE_S
         try:
             async with self.db.connection() as conn:
                 while (now := time.time()) < until:
