@@ -18,6 +18,9 @@ class EpisodeClock:
     def real(self, plan_seconds: float) -> float:
         return plan_seconds * self.time_scale
 
+    def plan(self, real_seconds: float) -> float:
+        return real_seconds / self.time_scale
+
     def sleep_until(self, plan_t: float, stop=None) -> bool:
         """Sleep until plan time `plan_t`; False when `stop` (an Event) was set first."""
         while True:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arenac.faults import touched_targets
+from arenac.loadgen.generator import CLIENT_TIMEOUT_S
 from arenac.runner import harness_adapters as adapters
 from arenac.runner.agents import AgentSpec, claim_agent_account, start_agent
 from arenac.runner.bundle import RunnableBundle
@@ -101,6 +102,10 @@ def _linked(outer: threading.Event | None) -> threading.Event:
     return inner
 
 
+# the load generator's client timeout plus a second: the longest a hung request stays out of the ledger
+HUNG_REQUEST_VISIBLE_S = CLIENT_TIMEOUT_S + 1.0
+
+
 def _harden(data_dir: Path) -> None:
     """The agent can see the services' command lines (and so this directory's path): nothing in it
     that carries credentials may be readable by another user."""
@@ -131,6 +136,7 @@ class _Episode:
         self.harness_changes: list[dict] = []  # what the harness changed after the handover
         self.threads: list[threading.Thread] = []
         self.backlog: dict[str, list] = {q: [] for q in ("fanout",)}
+        self._backlog_lock = threading.Lock()
         self.onset_times: dict[str, float | None] = {}  # plan time each fault first fired
         self.baseline_ids: dict[str, int] | None = None
 
@@ -327,14 +333,17 @@ class _Episode:
             self._perform(fault.retrigger or fault.inject, f"recur {fault.name}")
 
     def _await_manifestation(self, fault, handover: float) -> bool:
-        deadline_after_onset = fault.manifest_within_s
+        # A hung request reaches the ledger only when it times out, after real seconds that the
+        # plan clock does not compress: neither the bound nor the look-back may be shorter.
+        timeouts = self.clock.plan(HUNG_REQUEST_VISIBLE_S)
+        deadline_after_onset = max(fault.manifest_within_s, timeouts)
         while True:
             onset_t = self.onset_times.get(fault.name)
             now = self.clock.now()
             if onset_t is not None:
-                # the symptom over the recent past since the onset (at most the last 20 plan seconds);
+                # the symptom over the recent past since the onset (at least the last 20 plan seconds);
                 # the ledger on disk trails by its flush interval, hence the grace after the deadline
-                since = max(onset_t, now - 20.0)
+                since = max(onset_t, now - max(20.0, timeouts))
                 if now > since + 2.0 and adapters.predicate_holds(
                         fault.manifest, self._live_evidence(fault.manifest), now, now - since):
                     self.log("manifested", fault=fault.name, after_s=round(now - onset_t, 3))
@@ -367,10 +376,15 @@ class _Episode:
             try:
                 backlog = self.io.admin("fanout", "GET", "/admin/backlog").get("backlog")
                 self.backlog["fanout"].append([round(self.clock.now(), 3), backlog])
+                self._write_backlog()  # live checks (a fault's manifestation) read it as it grows
             except Exception:  # noqa: BLE001 - a restart window; the gap shows in the samples
                 pass
             if self.stop.wait(self.clock.real(1.0)):
                 return
+
+    def _write_backlog(self) -> None:
+        with self._backlog_lock:
+            write_json(self.evidence / "backlog.json", {"queues": self.backlog})
 
     def teardown(self) -> None:
         self.stop.set()
@@ -382,7 +396,7 @@ class _Episode:
             self.broker.stop()
         if self.loadgen is not None:
             self.loadgen.stop()
-        write_json(self.evidence / "backlog.json", {"queues": self.backlog})
+        self._write_backlog()
         for thread in self.threads:
             thread.join(timeout=5)
         if self.io is not None:

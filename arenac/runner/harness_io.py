@@ -77,7 +77,11 @@ class HarnessIO:
 
         connection = await asyncpg.connect(self.endpoints.postgres[role], timeout=10)
         if hold_open:
-            await connection.execute(statement)
+            try:
+                await connection.execute(statement)
+            except BaseException:
+                await connection.close()
+                raise
             self._held.append(connection)
             return []
         try:

@@ -79,7 +79,8 @@ def _acl_text(reply) -> str:
     else:
         pairs = dict(zip(reply[::2], reply[1::2])) if reply else {}
         commands = pairs.get(b"commands", pairs.get("commands", ""))
-    return _text(commands)
+    # Redis lists the rules in the order they were added, which a restart may change: compare sets
+    return " ".join(sorted(_text(commands).split()))
 
 
 def _text(value) -> str:
