@@ -274,8 +274,12 @@ class _Episode:
             targets = [str(t) for t in touched_targets(actions)]
             self.harness_changes.append({"t": round(self.clock.now(), 3), "what": what, "targets": targets})
         try:
-            results = [r for r in (self.io.perform(action) for action in actions) if isinstance(r, dict)]
-            self.log("harness_action", what=what, ok=True, **({"results": results} if results else {}))
+            bursts = []  # what a workload trigger achieved is worth a line in the timeline
+            for action in actions:
+                result = self.io.perform(action)
+                if action.kind == "send_burst":
+                    bursts.append(result)
+            self.log("harness_action", what=what, ok=True, **({"bursts": bursts} if bursts else {}))
             return True
         except Exception as error:  # noqa: BLE001 - recorded; the episode goes on
             self.log("harness_action", what=what, ok=False, error=f"{type(error).__name__}: {error}")

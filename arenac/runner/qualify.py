@@ -6,11 +6,20 @@
 
 A void or infrastructure-failed run never satisfies an expectation. Results go to
 `qualification.json` with a top-level "ok".
+
+Variants whose healthy controls are the same experiment share them (`healthy_key`): with no fault
+injected, an episode runs the vendored substrate chart alone, and the no-op agent uses no tool, so
+it depends on the plan's timeline, load, snapshots, challenges and gates, not on the variant's
+faults or access surface. The variants of one task are usually one such group; the report names
+the variant whose runs another's healthy control shares (`shared_from`).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,27 +51,47 @@ class ControlRun:
         return (self.result.reward == 1) == (expected == "pass")
 
 
+def healthy_key(bundle: RunnableBundle) -> str:
+    """What a healthy control of this bundle depends on (see the module docstring), hashed."""
+    plan = bundle.plan.model_dump(mode="json")
+    for varying in ("variant", "coordinates", "faults", "access", "tools"):
+        plan.pop(varying)
+    digest = hashlib.sha256(json.dumps(plan, sort_keys=True).encode())
+    substrate_chart = bundle.directory / "chart" / "charts"
+    for path in sorted(p for p in substrate_chart.rglob("*") if p.is_file()):
+        digest.update(path.relative_to(substrate_chart).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
 def qualify(bundles: list[RunnableBundle], k: int, time_scale: float, out: Path, jobs: int = 1,
             stop: threading.Event | None = None, on_result=None) -> dict:
     stop = stop or threading.Event()
-    work = [(bundle, control, index) for bundle in bundles for control in CONTROLS for index in range(k)]
+    healthy_of: dict[str, RunnableBundle] = {}  # healthy key -> the bundle whose healthy runs are shared
+    representative = {id(b): healthy_of.setdefault(healthy_key(b), b) for b in bundles}
+    work = [(bundle, control, index) for bundle in bundles for control in CONTROLS for index in range(k)
+            if control[0] != "healthy" or representative[id(bundle)] is bundle]
 
     def one(item) -> ControlRun:
         bundle, (name, agent, inject, _), index = item
         run_dir = out / bundle.plan.task / bundle.plan.variant / f"{name}-{index + 1}"
+        if stop.is_set():  # interrupted: the episodes not yet started are not started at all
+            return ControlRun(bundle, name, index, EpisodeResult(run_dir, "infra_error", 0, False, False, 0.0))
         options = EpisodeOptions(agent=agent, time_scale=time_scale, out=run_dir, inject_faults=inject)
         run = ControlRun(bundle, name, index, run_episode(bundle, options, stop))
         if on_result is not None:
             on_result(run)
         return run
 
+    started = time.monotonic()
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         runs = list(pool.map(one, work))
-    report = {"ok": all(r.satisfied for r in runs), "k": k, "time_scale": time_scale, "variants": []}
+    report = {"ok": all(r.satisfied for r in runs), "k": k, "time_scale": time_scale, "jobs": max(1, jobs),
+              "wall_s": round(time.monotonic() - started, 1), "variants": []}
     for bundle in bundles:
         controls = {}
         for name, _, _, expected in CONTROLS:
-            mine = [r for r in runs if r.bundle is bundle and r.control == name]
+            source = representative[id(bundle)] if name == "healthy" else bundle
+            mine = [r for r in runs if r.bundle is source and r.control == name]
             controls[name] = {
                 "expected": expected,
                 "ok": all(r.satisfied for r in mine),
@@ -70,6 +99,8 @@ def qualify(bundles: list[RunnableBundle], k: int, time_scale: float, out: Path,
                           "safe_repair": r.result.safe_repair, "wall_s": r.result.wall_s,
                           "run_dir": r.result.out.relative_to(out).as_posix()} for r in mine],
             }
+            if source is not bundle:
+                controls[name]["shared_from"] = source.plan.variant
         report["variants"].append({"task": bundle.plan.task, "variant": bundle.plan.variant,
                                    "coordinates": bundle.plan.coordinates, "controls": controls,
                                    "ok": all(c["ok"] for c in controls.values())})

@@ -193,9 +193,12 @@ def agent_changes(evidence: Evidence) -> list[tuple[Target, Any, Any]]:
     """The changes attributed to the agent (see the contract): by target, the agent window's
     change first, then a later one (up to soak_end) the harness did not cause."""
     start = evidence.snapshot("agent_start", required=False) or evidence.snapshot("baseline")
-    harness = {target for change in evidence.harness_changes.changes for target in change.targets}
+    soak_end = evidence.snapshot("soak_end")
+    until = evidence.snapshot_time("soak_end", soak_end)
+    harness = {target for change in evidence.harness_changes.changes
+               if until is None or change.t <= until for target in change.targets}
     found = {str(target): (target, before, after) for target, before, after in diff(start, evidence.snapshot("declaration"))}
-    for target, before, after in diff(start, evidence.snapshot("soak_end")):
+    for target, before, after in diff(start, soak_end):
         if str(target) not in found and str(target) not in harness:
             found[str(target)] = (target, before, after)
     return [found[key] for key in sorted(found)]

@@ -115,18 +115,27 @@ def test_runtime_layer_oracles_with_confined_access(bundles: list[Path], stack, 
         ("db-sql", True), ("wait-until-healthy", True), ("declare_repair_complete", True)]
     assert e.actions[0]["reason"] == "role spine_operator" and e.declared == [1.0]
 
-    # admin-api: a strict-read event and a starved pool, both at run time
-    bundle, plan = find(bundles, "sends-fail-strict-pool", access="confined", pool__layer="runtime")
-    inject(stack, plan, "pool")
+    # admin-api: a strict-read event switched on at run time (and db-sql: a leaked lock)
+    bundle, plan = find(bundles, "locks-and-slow-reads", access="confined", strict__layer="runtime")
     inject(stack, plan, "strict")
-    message, channel = stack.endpoints.services["message"], stack.endpoints.services["channel"]
-    assert http("GET", message + "/admin/config").body["config"]["DB_POOL_SIZE"] == "4"
+    channel = stack.endpoints.services["channel"]
+    assert http("GET", channel + "/admin/event").body["events"]["read_consistency_strict"] is True
     e = oracle_episode(episode, bundle, plan, stack)
     solve(e, bundle, tmp_path)
-    config = http("GET", message + "/admin/config").body["config"]
-    assert (config["DB_POOL_SIZE"], config["DB_POOL_OVERFLOW"]) == ("10", "5")
     assert http("GET", channel + "/admin/event").body["events"]["read_consistency_strict"] is False
     assert [r["tool"] for r in e.actions if r["allowed"]] == [
-        "admin-api", "admin-api", "wait-until-healthy", "declare_repair_complete"]
-    assert len(e.actions) == 4 and e.declared == [1.0]
+        "db-sql", "db-sql", "admin-api", "wait-until-healthy", "declare_repair_complete"]
+    assert len(e.actions) == 5 and e.declared == [1.0]
+    spine.sql("ALTER DATABASE spine RESET idle_in_transaction_session_timeout")  # leave the shared stack as found
+
+    # admin-api: a starved pool, at run time
+    bundle, plan = find(bundles, "audit-window-pool", access="confined", pool__layer="runtime")
+    inject(stack, plan, "pool")
+    assert http("GET", channel + "/admin/config").body["config"]["DB_POOL_SIZE"] == "5"
+    e = oracle_episode(episode, bundle, plan, stack)
+    solve(e, bundle, tmp_path)
+    config = http("GET", channel + "/admin/config").body["config"]
+    assert (config["DB_POOL_SIZE"], config["DB_POOL_OVERFLOW"]) == ("10", "5")
+    assert [r["tool"] for r in e.actions if r["allowed"]] == ["admin-api", "wait-until-healthy", "declare_repair_complete"]
+    assert len(e.actions) == 3 and e.declared == [1.0]
     assert os.environ.get("PATH", "").split(":")[0] != str(e.tools_dir)  # the tools never leaked into ours

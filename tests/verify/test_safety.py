@@ -384,3 +384,10 @@ def test_violations_after_a_challenge_read_that_challenge_s_snapshot(run):
     check = safety(run, RETRIGGER)
     assert not check.passed and "snapshot after_retrigger" in check.checks[1].detail
     assert safety(run, RESTART).passed
+
+
+def test_a_harness_change_after_the_soak_does_not_excuse_a_change_seen_at_soak_end(run):
+    run.snapshots["soak_end"]["events"]["channel"] = ["read_consistency_strict"]
+    run.harness_changes = [{"t": run.timeline["soak_end_s"] + 5, "what": "retrigger audit",
+                            "targets": [str(STRICT_EVENT)]}]
+    assert not safety(run, ChangesOnly(targets=(target("config", "message"),))).passed

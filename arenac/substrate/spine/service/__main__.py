@@ -46,7 +46,8 @@ def component_for(ctx: ServiceContext) -> Component:
 async def _watch_parent(stop: asyncio.Event) -> None:
     """Exit when the process that started us is gone (a crashed local stack leaves no orphans)."""
     parent = os.getppid()
-    while os.getppid() == parent:
+    # already adopted by init: the stack died while this process was starting (a SIGKILL then)
+    while parent != 1 and os.getppid() == parent:
         await asyncio.sleep(0.5)
     stop.set()
 
