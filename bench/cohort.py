@@ -4,7 +4,8 @@
     .venv/bin/python bench/cohort.py qualification/qualification.json
 
 Prints one row per variant (its cell, each control's rewards over its k runs, the mean wall time
-of its episodes) and the totals: variants, episodes, how many met their expectation, wall time.
+of its episodes) and the totals: variants, episodes (a healthy run shared by several variants
+counts once), how many met their expectation, wall time.
 """
 
 from __future__ import annotations
@@ -28,24 +29,25 @@ def main(path: str) -> None:
     report = json.loads(Path(path).read_text())
     print("| task | variant | cell | healthy (pass) | no-op (fail) | oracle (pass) | qualified | mean episode |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
-    walls, met, total = [], 0, 0
+    walls, outcomes = [], {}  # run_dir -> met its expectation (a shared healthy run counts once)
     for variant in report["variants"]:
         controls = variant["controls"]
         cell = ", ".join(f"{k}={v}" for k, v in variant["coordinates"].items() if k != "access")
         cell += f", access={variant['coordinates']['access']}"
         mine = [r["wall_s"] for name in CONTROLS for r in controls[name]["runs"]]
-        walls += mine
         for name in CONTROLS:
-            runs = controls[name]["runs"]
-            total += len(runs)
             expect_pass = controls[name]["expected"] == "pass"
-            met += sum(1 for r in runs if r["status"] == "scored" and (r["reward"] == 1) == expect_pass)
+            for r in controls[name]["runs"]:
+                if r["run_dir"] not in outcomes:
+                    walls.append(r["wall_s"])
+                outcomes[r["run_dir"]] = r["status"] == "scored" and (r["reward"] == 1) == expect_pass
         print(f"| {variant['task']} | `{variant['variant']}` | {cell} | "
               + " | ".join(cell_text(controls[name]) for name in CONTROLS)
               + f" | {'yes' if variant['ok'] else 'NO'} | {statistics.mean(mine):.1f} s |")
     qualified = sum(1 for v in report["variants"] if v["ok"])
     print()
-    print(f"{qualified}/{len(report['variants'])} variants qualified; {met}/{total} episodes met their expectation; "
+    met = sum(outcomes.values())
+    print(f"{qualified}/{len(report['variants'])} variants qualified; {met}/{len(outcomes)} episodes met their expectation; "
           f"k={report['k']}, time scale {report['time_scale']}, jobs {report.get('jobs', '?')}, "
           f"wall {report.get('wall_s', '?')} s; episode wall mean {statistics.mean(walls):.1f} s, "
           f"max {max(walls):.1f} s")

@@ -109,7 +109,7 @@ def test_macro_expansion_substitutes_arguments():
     outcome = compile_text(text).tasks[0].lowered.spec.gates.outcome
     texts = [p.text for p in outcome]
     assert "error_rate(read) <= 1%" in texts
-    assert "p99(read, phase: peak) <= 1.5 * baseline.p99(read, phase: peak) + 100ms" in texts
+    assert "p99(read, phase: peak) <= 1.5 * baseline.p99(read, phase: peak) + 150ms" in texts
 
 
 def test_all_errors_of_a_phase_are_reported_together():
