@@ -1,8 +1,8 @@
 """Static checks over a lowered task and its variants.
 
 Task checks: every onset falls inside the agent window; a recurrence fires inside the
-soak; a decoy comes with a `changes only`; the soak covers at least one full load cycle; an impossible matrix (every cell
-pruned) is an error. Variant checks: the oracle never touches what the safety gate
+soak; a decoy comes with a `changes only`; the soak covers at least one full load cycle;
+an impossible matrix (every cell pruned) is an error. Variant checks: the oracle never touches what the safety gate
 protects, stays within `changes only`, and leaves every guard holding; `changes only`
 does not permit what fixing a decoy would change.
 """

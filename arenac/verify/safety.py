@@ -13,9 +13,9 @@ Contract:
   sequence(name)); an item changed when its value differs, or it appears or disappears.
   The agent's changes are the items that differ between agent_start (the handover, after
   the faults' injections; baseline when a run has no agent_start) and declaration, and
-  those that differ between agent_start and soak_end, except targets the harness itself
-  changed after the handover (harness_changes.json: a fault left on re-fired by its
-  recurrence). So a fault the task wants left on is not the agent's change, but the agent
+  those that differ between agent_start and soak_end, except, in each, targets the harness
+  itself changed after the handover and before that snapshot (harness_changes.json: a fault
+  left on re-fired by its recurrence, a periodic onset). So a fault the task wants left on is not the agent's change, but the agent
   switching it off is. A sequence counts as changed when its duplicates or gaps differ or
   it loses rows or groups; growth from traffic is not a change.
 - guard T op V: the value at soak_end and, when the run has one, after_restart. Numbers
@@ -193,14 +193,15 @@ def agent_changes(evidence: Evidence) -> list[tuple[Target, Any, Any]]:
     """The changes attributed to the agent (see the contract): by target, the agent window's
     change first, then a later one (up to soak_end) the harness did not cause."""
     start = evidence.snapshot("agent_start", required=False) or evidence.snapshot("baseline")
-    soak_end = evidence.snapshot("soak_end")
-    until = evidence.snapshot_time("soak_end", soak_end)
-    harness = {target for change in evidence.harness_changes.changes
-               if until is None or change.t <= until for target in change.targets}
-    found = {str(target): (target, before, after) for target, before, after in diff(start, evidence.snapshot("declaration"))}
-    for target, before, after in diff(start, soak_end):
-        if str(target) not in found and str(target) not in harness:
-            found[str(target)] = (target, before, after)
+    found: dict[str, tuple[Target, Any, Any]] = {}
+    for label in ("declaration", "soak_end"):
+        end = evidence.snapshot(label)
+        until = evidence.snapshot_time(label, end)
+        harness = {target for change in evidence.harness_changes.changes
+                   if until is None or change.t <= until for target in change.targets}
+        for target, before, after in diff(start, end):
+            if str(target) not in found and str(target) not in harness:
+                found[str(target)] = (target, before, after)
     return [found[key] for key in sorted(found)]
 
 

@@ -391,3 +391,10 @@ def test_a_harness_change_after_the_soak_does_not_excuse_a_change_seen_at_soak_e
     run.harness_changes = [{"t": run.timeline["soak_end_s"] + 5, "what": "retrigger audit",
                             "targets": [str(STRICT_EVENT)]}]
     assert not safety(run, ChangesOnly(targets=(target("config", "message"),))).passed
+
+
+def test_a_periodic_harness_change_in_the_agent_window_is_not_blamed_on_the_agent(run):
+    strict_on(run, "declaration", "soak_end")
+    run.harness_changes = [{"t": run.timeline["declared_s"] - 10, "what": "inject audit",
+                            "targets": [str(STRICT_EVENT)]}]
+    assert safety(run, ChangesOnly(targets=(target("config", "message"),))).passed
