@@ -23,6 +23,7 @@ from arenac.diagnostics import Collector, Diagnostic, DiagnosticError
 from arenac.model.access import AccessSurface
 from arenac.model.library import FaultTemplate, LoadProfile
 from arenac.model.substrate import Substrate
+from arenac.serialize import load_yaml
 from arenac.source import SourceFile
 from arenac.syntax import ast
 
@@ -80,7 +81,7 @@ def load_library(root: Path | None = None) -> Library:
 
     def read_yaml(path: Path, model):
         try:
-            return model.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+            return model.model_validate(load_yaml(path.read_text(encoding="utf-8")))
         except (ValidationError, yaml.YAMLError, OSError) as error:
             errors.error("E0601", f"invalid library file {library.relative(path)}: {_first_line(error)}")
             return None
@@ -141,9 +142,7 @@ def _fill_namespace(namespace: Namespace, module: ast.Module, substrate: Substra
 
 
 def _with_defaults(path: Path, substrate: str) -> dict:
-    import yaml
-
-    raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    raw = load_yaml(path.read_text(encoding="utf-8")) or {}
     raw.setdefault("substrate", substrate)
     return raw
 

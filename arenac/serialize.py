@@ -29,6 +29,14 @@ def dump_yaml(data: Any, dumper=None) -> str:
                      allow_unicode=True, width=100)
 
 
+def load_yaml(text: str) -> Any:
+    """Parse one YAML document safely, with libyaml's parser when present (about ten times faster
+    than the pure-Python one; the library's files are read on every `arenac check`)."""
+    import yaml
+
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
 def dump_yaml_documents(documents: list[Any]) -> str:
     return "".join("---\n" + dump_yaml(doc) for doc in documents)
 
