@@ -80,10 +80,21 @@ def render_text(diagnostic: Diagnostic, sources: dict[str, SourceFile]) -> str:
             caret = "^" + "~" * (width - 1)
             lines.append(f"{pad} |")
             lines.append(f"{gutter} | {text}")
-            lines.append(f"{pad} | {' ' * (span.column - 1)}{caret}")
+            lines.append(f"{pad} | {_caret_indent(text, span.column)}{caret}")
     if diagnostic.hint:
         lines.append(f"   = hint: {diagnostic.hint}")
     return "\n".join(lines)
+
+
+def _caret_indent(text: str, column: int) -> str:
+    """What goes before the caret: the source line's own tabs, every other character a space.
+
+    A terminal expands a tab in the quoted line and in the caret line alike, so the caret
+    stays under its column whatever the tab width (columns count a tab as one character).
+    """
+    before = text[: max(column - 1, 0)]
+    past_end = max(column - 1 - len(text), 0)  # a span just after the line's last character
+    return "".join("\t" if char == "\t" else " " for char in before) + " " * past_end
 
 
 def to_json(diagnostic: Diagnostic) -> str:

@@ -67,3 +67,39 @@ def format_seconds(seconds: float) -> str:
     if seconds >= 1 and float(seconds).is_integer():
         return f"{int(seconds)}s"
     return f"{int(round(seconds * 1000))}ms"
+
+
+# Units an author writes a value of each dimension in, largest first; `format_quantity` picks
+# the largest that gives a whole number, else the largest that gives at least 1.
+_HUMAN_UNITS: dict[Dimension, tuple[tuple[str, float], ...]] = {
+    Dimension.duration: (("h", 3600.0), ("m", 60.0), ("s", 1.0), ("ms", 0.001)),
+    Dimension.size: (("Gi", 1024.0**3), ("Mi", 1024.0**2), ("Ki", 1024.0)),  # specs have no bytes unit
+    Dimension.fraction: (("%", 0.01),),
+    Dimension.rate: (("/s", 1.0),),
+    Dimension.number: (("", 1.0),),
+}
+
+
+def format_quantity(value: float, dimension: Dimension) -> str:
+    """A base-unit value spelled as an author would write it: `1Ki`, `10m`, `350ms`, `5%`, `200`.
+
+    For messages only (artefacts use `format_seconds`). Never scientific notation; zero is
+    spelled in the dimension's everyday unit (`0s`, `0%`, `0`).
+    """
+    units = _HUMAN_UNITS[dimension]
+    if value == 0:
+        unit = "s" if dimension == Dimension.duration else units[-1][0]
+        return f"0{unit}"
+    scaled = [(round(value / factor, 9), unit) for unit, factor in units]
+    for number, unit in scaled:
+        if abs(number) >= 1 and float(number).is_integer():
+            return f"{_plain_number(number)}{unit}"
+    number, unit = next(((n, u) for n, u in scaled if abs(n) >= 1), scaled[-1])
+    return f"{_plain_number(number)}{unit}"
+
+
+def _plain_number(number: float) -> str:
+    """`200`, `0.5`, `1073741824`: no exponent, no trailing zeros."""
+    if float(number).is_integer():
+        return str(int(number))
+    return f"{number:.9f}".rstrip("0").rstrip(".")

@@ -150,3 +150,91 @@ def test_a_task_of_decoys_only_declares_no_fault():
         compile_text(text)
     assert [d.message for d in raised.value.diagnostics if d.code == "E0206"] == [
         "task 't' declares no fault (only decoys)"]
+
+
+# ---- guards, ranges and rendering ------------------------------------------------------
+
+GUARD = "    guard config(message.DB_POOL_SIZE) <= 32\n"
+
+
+def guards(*lines: str):
+    text = spec().replace(GUARD, "".join(f"    {line}\n" for line in lines))
+    return [(g.text, g.value) for g in compile_text(text).tasks[0].lowered.spec.gates.safety if g.kind == "guard"]
+
+
+def test_a_guard_bound_is_stored_in_its_config_keys_own_unit():
+    assert guards(
+        "guard config(message.DB_POOL_SIZE) <= 32",
+        "guard config(channel.READ_CONSISTENCY_HOLD_MS) <= 1s",  # the key holds milliseconds
+        "guard config(maintenance.MAINT_DURATION_S) <= 2m",  # ... seconds
+        "guard config(maintenance.MAINT_PERIOD_S) >= 30",  # a plain number: the key's unit
+        "guard config(message.SEQUENCER_MODE) == atomic",
+    ) == [
+        ("config(message.DB_POOL_SIZE) <= 32", 32.0),
+        ("config(channel.READ_CONSISTENCY_HOLD_MS) <= 1s", 1000.0),
+        ("config(maintenance.MAINT_DURATION_S) <= 2m", 120.0),
+        ("config(maintenance.MAINT_PERIOD_S) >= 30", 30.0),
+        ("config(message.SEQUENCER_MODE) == atomic", "atomic"),
+    ]
+
+
+@pytest.mark.parametrize("bound, code", [("32s", "E0301"), ("64Mi", "E0301"), ("100/s", "E0301"),
+                                         ("5000%", "E0301"), ("many", "E0302")])
+def test_a_guard_bound_of_another_dimension_is_an_error(bound, code):
+    with pytest.raises(DiagnosticError) as raised:
+        compile_text(spec().replace(GUARD, f"    guard config(message.DB_POOL_SIZE) <= {bound}\n"))
+    (diagnostic,) = raised.value.diagnostics
+    assert diagnostic.code == code and diagnostic.span.column == 43
+
+
+@pytest.mark.parametrize("edit, code", [
+    (("error_rate(send) <= 1%", "error_rate(send) <= 200%"), "E0308"),
+    (("backlog(fanout) == 0 within 60s", "backlog(fanout) == 0 within 0s"), "E0307"),
+    (("goodput >= 40/s for 1m", "goodput >= 40/s for 0s"), "E0307"),
+    (('title = "T"', 'title = "T"\n  window = 0s'), "E0307"),
+    (("wait 5s", "wait 0s"), "E0307"),
+])
+def test_values_out_of_range_are_errors(edit, code):
+    with pytest.raises(DiagnosticError) as raised:
+        compile_text(spec().replace(*edit))
+    assert [d.code for d in raised.value.diagnostics] == [code]
+
+
+def test_a_periodic_onset_needs_a_positive_period_and_duration():
+    with pytest.raises(DiagnosticError) as raised:
+        compile_text(spec(onset="every 60s offset 0s for 0s"))
+    (diagnostic,) = raised.value.diagnostics
+    assert diagnostic.code == "E0307" and "duration" in diagnostic.message
+    assert compile_text(spec(onset="every 60s offset 0s for 10s")).tasks  # a zero offset is fine
+
+
+def test_a_zero_window_is_reported_at_the_window_not_at_an_onset():
+    with pytest.raises(DiagnosticError) as raised:
+        compile_text(spec(onset="after 40s").replace('title = "T"', 'title = "T"\n  window = 0s'))
+    (diagnostic,) = raised.value.diagnostics
+    assert (diagnostic.code, diagnostic.span.line, diagnostic.span.column) == ("E0307", 4, 12)
+    assert diagnostic.message == "the agent window must be longer than 0s, not 0s"
+
+
+@pytest.mark.parametrize("value, dimension, text", [
+    (1024, "size", "1Ki"), (1024**3, "size", "1Gi"), (1536, "size", "1.5Ki"), (0.001, "duration", "1ms"),
+    (600, "duration", "10m"), (5400, "duration", "90m"), (1.5, "duration", "1500ms"), (0, "duration", "0s"),
+    (0.05, "fraction", "5%"), (40, "rate", "40/s"), (1e9, "number", "1000000000"), (0.5, "number", "0.5"),
+])
+def test_quantities_are_formatted_as_an_author_writes_them(value, dimension, text):
+    from arenac.units import Dimension, format_quantity
+
+    assert format_quantity(value, Dimension(dimension)) == text
+
+
+def test_the_caret_line_repeats_the_source_lines_tabs():
+    from arenac.diagnostics import Diagnostic, render_text
+    from arenac.source import Span
+
+    source = SourceFile("t.arena", "task t {\n\t\terror_rate(sned) <= 1%\n}\n")
+    text = render_text(Diagnostic("E0203", "unknown route 'sned'", Span.point("t.arena", 2, 14, 4)),
+                       {"t.arena": source})
+    quoted, caret = text.splitlines()[2:4]
+    assert quoted == "2 | \t\terror_rate(sned) <= 1%"
+    assert caret == "  | \t\t           ^~~~"
+    assert quoted.expandtabs(8).index("sned") == caret.expandtabs(8).index("^")

@@ -14,7 +14,7 @@ from arenac.model.gates import BinOp, Const, Metric, Predicate
 from arenac.model.substrate import Substrate
 from arenac.syntax import ast
 from arenac.syntax.unparse import comparison_text, value_text
-from arenac.units import Dimension
+from arenac.units import Dimension, format_quantity, parse_quantity
 
 METRIC_DIMENSIONS: dict[str, Dimension] = {
     "error_rate": Dimension.fraction,
@@ -57,16 +57,24 @@ def lower_predicate(stmt: ast.Predicate | ast.Comparison, ctx: ExprContext) -> P
     if left_dim != right_dim:
         ctx.collector.error(
             "E0301",
-            f"cannot compare {_dim_words(left_dim)} with {_dim_words(right_dim)}",
+            f"cannot compare {dimension_words(left_dim)} with {dimension_words(right_dim)}",
             comparison.span,
             _unit_hint(left_dim, right_dim),
         )
+        return None
+    if left_dim == Dimension.fraction and not _shares_in_range(comparison, left_node, right_node, ctx):
         return None
     window, window_s = "soak", None
     if isinstance(stmt, ast.Predicate) and stmt.window is not None:
         if stmt.window.quantity.dimension != Dimension.duration:
             ctx.collector.error("E0302", f"'{stmt.window_kind}' needs a duration, found '{stmt.window.quantity.text}'",
                                 stmt.window.span, "e.g. within 60s")
+            return None
+        if stmt.window.quantity.value <= 0:
+            example = "within 60s" if stmt.window_kind == "within" else "for 2m"
+            ctx.collector.error("E0307", f"'{stmt.window_kind}' must be longer than 0s, not "
+                                f"{stmt.window.quantity.text}", stmt.window.span,
+                                f"e.g. {example}, or leave it out to require the predicate over the whole soak")
             return None
         window, window_s = stmt.window_kind, stmt.window.quantity.value
     text = comparison_text(_substituted(comparison, ctx))
@@ -90,20 +98,52 @@ def lower_expr(node, ctx: ExprContext):
         (ln, ld), (rn, rd) = left, right
         if node.op == "*":
             if ld != Dimension.number and rd != Dimension.number:
-                ctx.collector.error("E0303", f"cannot multiply {_dim_words(ld)} by {_dim_words(rd)}", node.span,
-                                    "scale a quantity by a plain number, e.g. 1.2 * baseline.p99(send)")
+                ctx.collector.error("E0303", f"cannot multiply {dimension_words(ld)} by {dimension_words(rd)}",
+                                    node.span, "scale a quantity by a plain number, e.g. 1.2 * baseline.p99(send)")
                 return None
             dim = rd if ld == Dimension.number else ld
         else:
             if ld != rd:
-                ctx.collector.error("E0301", f"cannot add {_dim_words(ld)} and {_dim_words(rd)}", node.span,
+                ctx.collector.error("E0301", f"cannot add {dimension_words(ld)} and {dimension_words(rd)}", node.span,
                                     _unit_hint(ld, rd))
                 return None
             dim = ld
         return BinOp(op=node.op, left=ln, right=rn), dim
     if isinstance(node, (ast.Ref, ast.Call)):
         return _lower_metric(node, ctx)
-    ctx.collector.error("E0304", f"'{value_text(node)}' is not a number, quantity or metric", node.span)
+    shown = value_text(node) if isinstance(node, ast.StringLit) else f"'{value_text(node)}'"
+    hint = None
+    if isinstance(node, ast.StringLit):
+        try:
+            hint = f"drop the quotes: {parse_quantity(node.value.strip()).text}"
+        except ValueError:
+            hint = "a string is text; compare numbers, quantities such as 1% or 350ms, or metrics"
+    ctx.collector.error("E0304", f"{shown} is not a number, quantity or metric", node.span, hint)
+    return None
+
+
+def _shares_in_range(comparison: ast.Comparison, left, right, ctx: ExprContext) -> bool:
+    """A share of requests (error_rate) lies between 0% and 100%: a constant side outside that
+    range makes the predicate always or never true, which is a typo (200% for 2%), not a gate."""
+    for side, node in ((comparison.left, left), (comparison.right, right)):
+        value = _constant(node)
+        if value is not None and not 0 <= value <= 1:
+            ctx.collector.error("E0308", f"a share of requests lies between 0% and 100%, not "
+                                f"{format_quantity(value, Dimension.fraction)}", side.span,
+                                "e.g. error_rate(send) <= 1%")
+            return False
+    return True
+
+
+def _constant(node) -> float | None:
+    """The value of an expression without metrics, or None."""
+    if isinstance(node, Const):
+        return node.value
+    if isinstance(node, BinOp):
+        left, right = _constant(node.left), _constant(node.right)
+        if left is None or right is None:
+            return None
+        return {"+": left + right, "-": left - right, "*": left * right}.get(node.op)
     return None
 
 
@@ -176,7 +216,8 @@ def _substituted(node, ctx: ExprContext):
     return node
 
 
-def _dim_words(dimension: Dimension) -> str:
+def dimension_words(dimension: Dimension) -> str:
+    """How a message names a dimension: "a duration", "a plain number"..."""
     return {
         Dimension.number: "a plain number",
         Dimension.duration: "a duration",

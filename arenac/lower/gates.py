@@ -7,8 +7,11 @@ only / guard / protect / invariant checks. Targets (`config(message.DB_POOL_SIZE
 
 from __future__ import annotations
 
+import re
+
 from arenac.diagnostics import did_you_mean
-from arenac.lower.exprs import ExprContext, lower_predicate
+from arenac.lower.config_keys import KeyType, key_type
+from arenac.lower.exprs import ExprContext, dimension_words, lower_predicate
 from arenac.model.actions import Target
 from arenac.model.gates import (
     ChangesOnly,
@@ -23,6 +26,7 @@ from arenac.model.gates import (
 )
 from arenac.syntax import ast
 from arenac.syntax.unparse import value_text
+from arenac.units import Dimension, format_quantity
 
 GATE_NAMES = ("outcome", "safety")
 TARGET_KINDS = ("config", "event", "release", "db_setting", "grant", "table", "redis", "session", "sequence")
@@ -175,20 +179,60 @@ class GateLowering:
                               comparison.span)
             return None
         target = self.target(comparison.left, kinds=("config", "db_setting", "redis", "release"))
-        right = comparison.right
-        if isinstance(right, ast.NumberLit):
-            value: float | str = right.value
-        elif isinstance(right, ast.QuantityLit):
-            value = right.quantity.value
-        elif isinstance(right, ast.Ref):
-            value = right.text
-        else:
+        right = self.ctx.bind(comparison.right)
+        if not isinstance(right, (ast.NumberLit, ast.QuantityLit, ast.Ref)):
             self.errors.error("E0305", "a guard's bound is a number, quantity or name", right.span)
             return None
         if target is None:
             return None
+        if target.kind == "config":
+            value = self._config_bound(target, comparison, right)
+        else:  # the descriptor does not type these: the bound is kept in base units
+            value = right.text if isinstance(right, ast.Ref) else _literal_value(right)
+        if value is None:
+            return None
         text = f"{target} {comparison.op} {value_text(right)}"
         return Guard(text=text, target=target, op=comparison.op, value=value)
+
+    def _config_bound(self, target: Target, comparison: ast.Comparison, right) -> float | str | None:
+        """The bound of a guard on a config key, in the unit the key's raw value is in.
+
+        The bound must have the key's dimension (E0301 for a quantity of another one, E0302
+        for a name where a number belongs or the reverse); a plain number is read in the
+        key's own unit, which its name spells (`_MS`, `_S`). None after reporting.
+        """
+        parts = target.ref.split(".")
+        if len(parts) != 2:
+            self.errors.error("E0305", "a guard compares one config key, SERVICE.KEY", comparison.left.span,
+                              f"e.g. config({parts[0]}.DB_POOL_SIZE)")
+            return None
+        service, key = parts
+        healthy = self.ctx.substrate.service(service).config[key]
+        kind = key_type(key, healthy)
+        shown = f"config({target.ref})"
+        if kind.is_name:
+            if not isinstance(right, ast.Ref):
+                self.errors.error("E0302", f"{shown} holds a name, not {_literal_words(right)}", right.span,
+                                  _name_example(comparison.op, healthy))
+                return None
+            if comparison.op not in ("==", "!="):
+                self.errors.error("E0302", f"{shown} holds a name: it compares only with == or !=", comparison.span,
+                                  _name_example("==", healthy))
+                return None
+            return right.text
+        example = _bound_example(comparison.op, healthy, kind)
+        if isinstance(right, ast.Ref):
+            self.errors.error("E0302", f"{shown} holds {dimension_words(kind.dimension)}, not a name ('{right.text}')",
+                              right.span, example)
+            return None
+        if isinstance(right, ast.QuantityLit) and right.quantity.dimension != kind.dimension:
+            self.errors.error("E0301", f"cannot compare {shown}, {dimension_words(kind.dimension)}, with "
+                              f"{dimension_words(right.quantity.dimension)} ('{right.quantity.text}')", right.span,
+                              example)
+            return None
+        if isinstance(right, ast.NumberLit):
+            return right.value
+        return round(right.quantity.value / kind.unit, 9)
 
     def _invariant(self, stmt: ast.Invariant) -> Invariant | None:
         if stmt.call.func.text != "sequence":
@@ -234,6 +278,35 @@ class GateLowering:
             self.errors.error("E0206", f"{kind}(...) needs a name", call.span)
             return None
         return found
+
+
+def _literal_value(node: ast.NumberLit | ast.QuantityLit) -> float:
+    return node.value if isinstance(node, ast.NumberLit) else node.quantity.value
+
+
+def _literal_words(node: ast.NumberLit | ast.QuantityLit) -> str:
+    if isinstance(node, ast.NumberLit):
+        return f"a number ('{value_text(node)}')"
+    return f"{dimension_words(node.quantity.dimension)} ('{node.quantity.text}')"
+
+
+def _name_example(op: str, healthy: str) -> str:
+    name = healthy if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_\-]*", healthy) else "NAME"
+    return f"compare it with == or != and a name, e.g. `{op if op in ('==', '!=') else '=='} {name}`"
+
+
+def _bound_example(op: str, healthy: str, kind: KeyType) -> str:
+    """A bound of the right kind, built from the key's healthy value."""
+    try:
+        value = float(healthy)
+    except ValueError:
+        value = None
+    if kind.dimension == Dimension.number:
+        return f"write a plain number, e.g. `{op} {healthy if value is not None else 10}`"
+    if kind.dimension == Dimension.duration and value is not None:
+        return f"write a duration, e.g. `{op} {format_quantity(value * kind.unit, Dimension.duration)}`"
+    example = "64Mi" if kind.dimension == Dimension.size else "1s"
+    return f"write {dimension_words(kind.dimension)}, e.g. `{op} {example}`"
 
 
 def resolve_target(kind: str, ref: ast.Ref, ctx: ExprContext) -> bool:

@@ -20,6 +20,9 @@ def lower_load(defn: ast.LoadDef, substrate: Substrate, errors: Collector) -> Lo
         if decl.duration.quantity.dimension != Dimension.duration:
             errors.error("E0302", f"a phase lasts a duration, not '{decl.duration.quantity.text}'", decl.duration.span,
                          "e.g. 30s")
+        elif decl.duration.quantity.value <= 0:  # a cycle of empty phases never ends a soak
+            errors.error("E0307", f"a phase must last longer than 0s, not {decl.duration.quantity.text}",
+                         decl.duration.span, "e.g. 30s")
         if decl.rate.quantity.dimension != Dimension.rate:
             errors.error("E0302", f"a phase runs at a rate, not '{decl.rate.quantity.text}'", decl.rate.span,
                          "e.g. 40/s")

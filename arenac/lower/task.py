@@ -18,9 +18,9 @@ from arenac.lower.load import lower_load
 from arenac.model.access import AccessSurface
 from arenac.model.library import LAYERS, FaultTemplate
 from arenac.model.task import FaultSpec, Onset, OracleStep, TaskSpec
-from arenac.syntax import ast
 from arenac.source import Span
-from arenac.units import Dimension
+from arenac.syntax import ast
+from arenac.units import Dimension, format_quantity
 
 SETTINGS = ("title", "instruction", "substrate", "load", "window", "soak")
 DEFAULT_WINDOW_S = 600.0
@@ -60,8 +60,8 @@ def lower_task(task: ast.TaskDecl, module: ast.Module, library: Library, errors:
     instruction = _string(settings, "instruction", task, errors)
     load = _resolve(settings.get("load"), "load profile", namespace.loads, errors, default="standard",
                     substrate=substrate_name, span=task.name.span)
-    window_s = _duration(settings.get("window"), DEFAULT_WINDOW_S, errors)
-    soak_s = _duration(settings.get("soak"), DEFAULT_SOAK_S, errors)
+    window_s = _duration(settings.get("window"), DEFAULT_WINDOW_S, errors, "the agent window")
+    soak_s = _duration(settings.get("soak"), DEFAULT_SOAK_S, errors, "the soak")
     phases = tuple(p.name for p in load.phases) + ((load.warmup.name,) if load.warmup else ()) if load else ()
     ctx = ExprContext(substrate=substrate, phases=phases, collector=errors)
 
@@ -110,11 +110,11 @@ def _settings(task: ast.TaskDecl, errors: Collector) -> dict[str, ast.Value]:
                          did_you_mean(key, SETTINGS) or f"settings are: {', '.join(SETTINGS)}")
         elif key in found:
             errors.error("E0208", f"setting '{key}' is given twice", stmt.key.span)
-        elif len(stmt.alternatives) > 1:
-            errors.error("E0401", f"'{key}' takes one value; only layer, access and fault arguments have alternatives",
-                         stmt.alternatives[1].span)
         else:
-            found[key] = stmt.alternatives[0]
+            if len(stmt.alternatives) > 1:
+                errors.error("E0401", f"'{key}' takes one value; only layer, access and fault arguments have "
+                             "alternatives", stmt.alternatives[1].span)
+            found[key] = stmt.alternatives[0]  # even after E0401: the setting is there, not missing
     return found
 
 
@@ -180,13 +180,24 @@ def _string(settings, key: str, task: ast.TaskDecl, errors: Collector) -> str:
     return value.value
 
 
-def _duration(value, default: float, errors: Collector) -> float:
+def _duration(value, default: float, errors: Collector, what: str) -> float:
+    """A positive duration setting (window, soak), or its default when absent or in error."""
     if value is None:
         return default
     if not isinstance(value, ast.QuantityLit) or value.quantity.dimension != Dimension.duration:
         errors.error("E0302", f"expected a duration, found '{_text(value)}'", value.span, "e.g. 10m or 90s")
         return default
+    if not _positive(value, what, errors):
+        return default
     return value.quantity.value
+
+
+def _positive(value: ast.QuantityLit, what: str, errors: Collector, hint: str = "e.g. 10m or 90s") -> bool:
+    """Report (E0307) a duration that must be longer than zero and is not."""
+    if value.quantity.value > 0:
+        return True
+    errors.error("E0307", f"{what} must be longer than 0s, not {value.quantity.text}", value.span, hint)
+    return False
 
 
 def _text(value) -> str:
@@ -280,7 +291,7 @@ def _arg_value(value, param, ctx: ExprContext):
             return None
         if (param.min is not None and number < param.min) or (param.max is not None and number > param.max):
             errors.error("E0308", f"'{param.name}' = {_text(value)} is out of range", value.span,
-                         f"allowed: {param.min:g} to {param.max:g} (in base units)")
+                         "allowed: " + _range_words(param.min, param.max, want))
             return None
         return int(number) if param.type == "int" else number
     if isinstance(value, ast.StringLit):
@@ -301,6 +312,15 @@ def _arg_value(value, param, ctx: ExprContext):
         errors.error("E0203", f"unknown {param.type} '{text}'", value.span, did_you_mean(text, known))
         return None
     return text
+
+
+def _range_words(low: float | None, high: float | None, dimension: Dimension) -> str:
+    """A template parameter's range in the units an author writes: `1Ki to 1Gi`, `at most 10m`."""
+    if low is not None and high is not None:
+        return f"{format_quantity(low, dimension)} to {format_quantity(high, dimension)}"
+    if low is not None:
+        return f"at least {format_quantity(low, dimension)}"
+    return f"at most {format_quantity(high, dimension)}"
 
 
 def _type_words(kind: str) -> str:
@@ -345,6 +365,10 @@ def _onset(onset: ast.Onset, ctx: ExprContext):
     if onset.kind == "after":
         return Onset(kind="after", after_s=onset.after.quantity.value)
     if onset.kind == "every":
+        example = "e.g. every 60s offset 20s for 10s"
+        if not (_positive(onset.every, "a periodic onset's period", errors, example)
+                and _positive(onset.duration, "a periodic onset's duration", errors, example)):
+            return None
         every, offset, duration = (q.quantity.value for q in (onset.every, onset.offset, onset.duration))
         if duration >= every or offset >= every:
             errors.error("E0505", "a periodic onset's offset and duration must be shorter than its period",
@@ -406,6 +430,8 @@ def _oracle(task: ast.TaskDecl, faults: set[str], decoys: set[str], errors: Coll
             if step.duration.quantity.dimension != Dimension.duration:
                 errors.error("E0302", f"the oracle waits a duration, not '{step.duration.quantity.text}'",
                              step.duration.span, "e.g. within 60s")
+            else:
+                _positive(step.duration, "the wait until healthy", errors, "e.g. within 60s")
             if step.target.text != "healthy":
                 errors.error("E0203", f"unknown condition '{step.target.text}'", step.target.span,
                              "the oracle can wait until healthy")
@@ -414,6 +440,8 @@ def _oracle(task: ast.TaskDecl, faults: set[str], decoys: set[str], errors: Coll
             if step.duration.quantity.dimension != Dimension.duration:
                 errors.error("E0302", f"the oracle waits a duration, not '{step.duration.quantity.text}'",
                              step.duration.span, "e.g. wait 10s")
+            else:
+                _positive(step.duration, "a wait", errors, "e.g. wait 10s, or leave the step out")
             steps.append(OracleStep(kind="wait_for", duration_s=step.duration.quantity.value))
         else:
             steps.append(OracleStep(kind="declare"))

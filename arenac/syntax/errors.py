@@ -1,11 +1,13 @@
 """Friendly syntax errors.
 
 Lark reports which terminals it expected; authors want to hear it in their words.
-`EXAMPLES` maps known bad inputs to messages (lark's `match_examples`), and the
+`EXAMPLES` maps known bad inputs to messages (matched by parser state), and the
 fallback names what was found and what could have stood there.
 """
 
 from __future__ import annotations
+
+import functools
 
 from arenac.diagnostics import Diagnostic
 from arenac.source import SourceFile, Span
@@ -54,7 +56,8 @@ EXAMPLES: list[tuple[str, str, str | None, list[str]]] = [
     ("E0115", "an oracle step is `repair FAULT`, `wait until healthy within <d>`, `wait <d>` or `declare`", None,
      ['task t {\n  oracle {\n    fix pool\n  }\n}\n', 'task t {\n  oracle {\n    wait until healthy\n  }\n}\n']),
     ("E0116", "a call's arguments are separated by commas", None,
-     ['task t {\n  fault f = a.b(x: 1 y: 2)\n}\n']),
+     ['task t {\n  fault f = a.b(x: 1 y: 2)\n}\n', 'task t {\n  fault f = a.b(x: n y: 2)\n}\n',
+      'task t {\n  fault f = a.b(x: 1s y: 2)\n}\n', 'task t {\n  fault f = a.b(x: "s" y: 2)\n}\n']),
     ("E0117", "'recur' is written `recur = after declare` or `recur = after declare + <duration>`", None,
      ['task t {\n  fault f = a.b() {\n    recur = 60s\n  }\n}\n', 'task t {\n  fault f = a.b() {\n    recur = after 60s\n  }\n}\n']),
 ]
@@ -62,8 +65,6 @@ EXAMPLES: list[tuple[str, str, str | None, list[str]]] = [
 
 def describe_unexpected(error, source: SourceFile, text: str) -> Diagnostic:
     from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
-
-    from arenac.syntax.parser import _parser
 
     line = getattr(error, "line", -1)
     column = getattr(error, "column", -1)
@@ -76,15 +77,11 @@ def describe_unexpected(error, source: SourceFile, text: str) -> Diagnostic:
         width = max(1, len(str(token)))
     span = Span.point(source.name, line, max(column, 1), width)
 
-    matched = None
-    try:
-        matched = error.match_examples(_parser().parse, {key: ex for key, *_, ex in _examples()},
-                                       use_accepts=True)
-    except Exception:  # match_examples re-parses examples; a failure there must not mask the error
-        matched = None
+    matched = _matching_example(error)
     if matched is not None:
         code, message, hint = _by_code()[matched]
-        return Diagnostic(code, message, span, hint)
+        return Diagnostic(code, message, span, hint or _expected_hint(getattr(error, "accepts", None)
+                                                                      or getattr(error, "expected", None)))
 
     if isinstance(error, UnexpectedCharacters):
         char = text[error.pos_in_stream] if error.pos_in_stream < len(text) else ""
@@ -99,8 +96,44 @@ def describe_unexpected(error, source: SourceFile, text: str) -> Diagnostic:
     return Diagnostic("E0101", "syntax error", span)
 
 
-def _examples():
-    return [(code, message, hint, examples) for code, message, hint, examples in EXAMPLES]
+def _matching_example(error) -> str | None:
+    """The code of the first example that fails where `error` did, or None.
+
+    "Where" is the LALR state the parser was in and the tokens it would have accepted, and
+    whether the input had ended. (lark's own `match_examples` also compares the depth of the
+    parser stack, which anything before the task, a comment line or a `use`, changes: it
+    missed the mistake in almost every real file.)
+    """
+    state = getattr(error, "state", None)
+    token = getattr(error, "token", None)
+    if state is None or token is None or not hasattr(state, "position"):
+        return None
+    if token.type == "$END" and "RBRACE" in (error.accepts or ()):
+        return "E0111"  # the file ends inside a block, whatever statement came last
+    for code, failure in _example_failures():
+        if (failure.state.position == state.position and failure.accepts == error.accepts
+                and (failure.token.type == "$END") == (token.type == "$END")):
+            return code
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def _example_failures() -> tuple:
+    """(code, the UnexpectedToken its example raises), for every example, parsed once."""
+    from lark.exceptions import UnexpectedInput, UnexpectedToken
+
+    from arenac.syntax.parser import _parser
+
+    failures = []
+    for code, _message, _hint, examples in EXAMPLES:
+        for example in examples:
+            try:
+                _parser().parse(example)
+            except UnexpectedToken as failure:
+                failures.append((code, failure))
+            except UnexpectedInput:  # an example the grammar rejects another way matches nothing
+                pass
+    return tuple(failures)
 
 
 def _by_code() -> dict[str, tuple[str, str, str | None]]:

@@ -64,6 +64,8 @@ def parse(source: SourceFile) -> ast.Module:
                 break
             seen_lines.add(line)
             collector.items.append(diagnostic)
+            if _at_end(error):  # blanking a line cannot close a block: any later error is an echo
+                break
             blanked = _blank_line(text, line)
             if blanked is None:
                 break
@@ -82,6 +84,11 @@ def parse(source: SourceFile) -> ast.Module:
             span = span_of(source.name, meta) if meta is not None and not meta.empty else None
             raise single_error("E0100", f"cannot read this {error.rule} ({error.orig_exc})", span) from None
     raise DiagnosticError(collector.items)
+
+
+def _at_end(error) -> bool:
+    token = getattr(error, "token", None)
+    return getattr(token, "type", None) == "$END"
 
 
 def _blank_line(text: str, line: int) -> str | None:
