@@ -135,14 +135,16 @@ def _defines_no_task(source: SourceFile) -> bool:
 
 def _is_library_file(path: Path) -> bool:
     """Library modules (access surfaces, load profiles, macros) rightly hold no task; `arenac
-    fmt library/...` reads them through here too."""
+    fmt library/...` reads them through here too. A module is a file of the installed library,
+    or one laid out like it (`library/X.arena`, `library/substrates/NAME/X.arena`), as in a
+    checkout whose library is not the installed one."""
     from arenac.catalog import library_root
 
-    try:
-        path.resolve().relative_to(library_root().resolve())
-    except ValueError:
-        return False
-    return True
+    resolved = path.resolve()
+    if resolved.is_relative_to(library_root().resolve()):
+        return True
+    parents = [parent.name for parent in resolved.parents[:3]]
+    return parents[:1] == ["library"] or parents[1:3] == ["substrates", "library"]
 
 
 def _display_name(path: Path) -> str:
