@@ -1,9 +1,10 @@
 """Write bundles and their manifests; check a bundle against its manifest.
 
 manifest.json lists the inputs (the spec and every library file the variant drew on)
-and every artefact with its sha256, sorted by path, plus the arenac version and a
-bundle digest over the artefact list. A bundle is written to a temporary sibling
-directory and renamed into place, so a reader never sees half a bundle.
+and every artefact with its sha256 and file mode, sorted by path, plus the arenac version
+and a bundle digest over all of that (everything in the manifest but the digest itself), so
+an edit to the manifest is caught as well as an edit to a file. A bundle is written to a
+temporary sibling directory and renamed into place, so a reader never sees half a bundle.
 """
 
 from __future__ import annotations
@@ -29,17 +30,26 @@ def _bytes(content: str | bytes) -> bytes:
     return content.encode("utf-8") if isinstance(content, str) else content
 
 
-def manifest_for(files: dict[str, str | bytes], inputs: dict[str, bytes], task: str, variant: str) -> str:
-    artefacts = [{"path": p, "sha256": sha256(_bytes(files[p]))} for p in sorted(files)]
-    digest = sha256("".join(f"{a['sha256']}  {a['path']}\n" for a in artefacts).encode())
-    return dump_json({
+def file_mode(path: str, executables: frozenset[str]) -> str:
+    return "0755" if path in executables else "0644"
+
+
+def manifest_for(files: dict[str, str | bytes], inputs: dict[str, bytes], task: str, variant: str,
+                 executables: frozenset[str]) -> str:
+    manifest = {
         "arenac_version": __version__,
         "task": task,
         "variant": variant,
         "inputs": [{"path": p, "sha256": sha256(inputs[p])} for p in sorted(inputs)],
-        "artefacts": artefacts,
-        "bundle_digest": digest,
-    })
+        "artefacts": [{"path": p, "sha256": sha256(_bytes(files[p])), "mode": file_mode(p, executables)}
+                      for p in sorted(files)],
+    }
+    return dump_json({**manifest, "bundle_digest": bundle_digest(manifest)})
+
+
+def bundle_digest(manifest: dict) -> str:
+    """sha256 of the canonical JSON of the manifest without its `bundle_digest` field."""
+    return sha256(dump_json({k: v for k, v in manifest.items() if k != "bundle_digest"}).encode("utf-8"))
 
 
 def write_bundle(directory: Path, files: dict[str, str | bytes], executables: frozenset[str]) -> None:
@@ -55,7 +65,7 @@ def write_bundle(directory: Path, files: dict[str, str | bytes], executables: fr
             # modes are set explicitly (not left to the umask) so that bundles are identical everywhere
             fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             try:
-                os.fchmod(fd, 0o755 if relative in executables else 0o644)
+                os.fchmod(fd, int(file_mode(relative, executables), 8))
                 os.write(fd, _bytes(files[relative]))
             finally:
                 os.close(fd)
@@ -72,28 +82,35 @@ class BundleCheck:
     altered: tuple[str, ...]
     missing: tuple[str, ...]
     unexpected: tuple[str, ...]
+    mode_changed: tuple[str, ...] = ()
     problem: str | None = None
 
     @property
     def ok(self) -> bool:
-        return not (self.altered or self.missing or self.unexpected or self.problem)
+        return not (self.altered or self.missing or self.unexpected or self.mode_changed or self.problem)
 
 
 def verify_bundle(directory: Path) -> BundleCheck:
     import json
 
-    manifest_path = directory / MANIFEST
     try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        manifest = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
         listed = {a["path"]: a["sha256"] for a in manifest["artefacts"]}
+        modes = {a["path"]: a.get("mode") for a in manifest["artefacts"]}
     except (OSError, ValueError, KeyError, TypeError) as error:
-        return BundleCheck((), (), (), f"no readable manifest.json in {directory} ({error.__class__.__name__})")
+        return BundleCheck((), (), (), problem=f"no readable manifest.json in {directory} ({error.__class__.__name__})")
     present = {
         p.relative_to(directory).as_posix() for p in directory.rglob("*") if p.is_file()
     } - {MANIFEST}
-    altered = tuple(sorted(p for p in listed if p in present and sha256((directory / p).read_bytes()) != listed[p]))
+    kept = sorted(p for p in listed if p in present)
+    altered = tuple(p for p in kept if sha256((directory / p).read_bytes()) != listed[p])
+    mode_changed = tuple(p for p in kept if modes[p] is not None and _mode(directory / p) != modes[p])
     missing = tuple(sorted(p for p in listed if p not in present))
     unexpected = tuple(sorted(present - set(listed)))
-    digest = sha256("".join(f"{listed[p]}  {p}\n" for p in sorted(listed)).encode())
-    problem = None if digest == manifest.get("bundle_digest") else "the manifest's bundle digest does not match its artefact list"
-    return BundleCheck(altered, missing, unexpected, problem)
+    problem = None if bundle_digest(manifest) == manifest.get("bundle_digest") else (
+        "manifest.json itself was edited: its bundle digest does not match its contents")
+    return BundleCheck(altered, missing, unexpected, mode_changed, problem)
+
+
+def _mode(path: Path) -> str:
+    return f"{path.stat().st_mode & 0o777:04o}"

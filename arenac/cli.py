@@ -4,7 +4,7 @@ The CLI is the only place that formats errors for humans: every phase raises
 data-carrying errors, and the commands here turn them into diagnostics and exit codes.
 Heavy modules are imported inside each command so that `arenac check` starts fast.
 
-Exit codes (docs/cli.md):
+Exit codes (also in docs/diagnostics.md):
   0  success
   1  the input has errors (diagnostics were printed)
   2  usage error (bad flags or arguments)
@@ -18,6 +18,7 @@ import sys
 import click
 
 EXIT_DIAGNOSTICS = 1
+EXIT_USAGE = 2
 EXIT_MISMATCH = 3
 
 _FORMAT = click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
@@ -83,7 +84,7 @@ def _compile(paths, output_format: str):
 def check(paths, output_format):
     """Check specs (files or directories) without writing anything."""
     compilation = _compile(paths, output_format)
-    variants = sum(len(t.expansion.variants) for t in compilation.tasks)
+    variants = sum(len(t.variants) for t in compilation.tasks)
     if output_format == "text":
         click.echo(f"ok: {len(compilation.tasks)} task(s), {variants} variant(s)")
 
@@ -96,10 +97,8 @@ def compile_command(paths, out, output_format):
     """Compile specs into one bundle per variant under OUT/<task>/<variant>/."""
     from pathlib import Path
 
-    from arenac.build import build
-
     compilation = _compile(paths, output_format)
-    written = build(compilation, Path(out))
+    written = _build(compilation, Path(out))
     if output_format == "json":
         from arenac.serialize import dump_json
 
@@ -108,7 +107,7 @@ def compile_command(paths, out, output_format):
         return
     for task in compilation.tasks:
         spec = task.lowered.spec
-        variants, pruned = task.expansion.variants, task.expansion.pruned
+        variants, pruned = task.variants, task.pruned
         click.echo(f"{spec.name}: {len(variants)} variant(s), {len(pruned)} pruned -> {Path(out, spec.name).as_posix()}/")
         for variant in variants:
             cell = ", ".join(f"{k}={v}" for k, v in variant.coordinates.items())
@@ -179,28 +178,37 @@ def schema():
 
 
 @main.command(name="verify-bundle")
-@click.argument("directories", nargs=-1, required=True, type=click.Path(file_okay=False))
+@click.argument("directories", nargs=-1, required=True, type=click.Path(file_okay=False, exists=True))
 def verify_bundle_command(directories):
-    """Check bundles against their manifests; name every altered, missing or extra file."""
+    """Check bundles against their manifests; name every altered, missing or extra file.
+
+    Each DIRECTORY is a bundle, or a tree of them (such as a build directory)."""
     from pathlib import Path
 
-    from arenac.bundle import verify_bundle
+    from arenac.bundle import MANIFEST, verify_bundle
 
+    bundles: list[Path] = []
+    for directory in map(Path, directories):
+        found = [directory] if (directory / MANIFEST).is_file() else sorted(
+            p.parent for p in directory.rglob(MANIFEST) if p.is_file())
+        if not found:
+            click.echo(f"error: {directory.as_posix()} is not a bundle and holds none (no {MANIFEST})", err=True)
+            sys.exit(EXIT_USAGE)
+        bundles += found
     bad = False
-    for directory in directories:
-        result = verify_bundle(Path(directory))
+    for bundle in bundles:
+        name = bundle.as_posix()
+        result = verify_bundle(bundle)
         if result.ok:
-            click.echo(f"ok: {directory}")
+            click.echo(f"ok: {name}")
             continue
         bad = True
         if result.problem:
-            click.echo(f"{directory}: {result.problem}", err=True)
-        for path in result.altered:
-            click.echo(f"{directory}: altered: {path}", err=True)
-        for path in result.missing:
-            click.echo(f"{directory}: missing: {path}", err=True)
-        for path in result.unexpected:
-            click.echo(f"{directory}: not in manifest: {path}", err=True)
+            click.echo(f"{name}: {result.problem}", err=True)
+        for kind, paths in (("altered", result.altered), ("mode changed", result.mode_changed),
+                            ("missing", result.missing), ("not in manifest", result.unexpected)):
+            for path in paths:
+                click.echo(f"{name}: {kind}: {path}", err=True)
     if bad:
         sys.exit(EXIT_MISMATCH)
 
@@ -241,11 +249,21 @@ def _bundles_for(paths, out) -> list[str]:
     bundles = [p for p in paths if (Path(p) / "manifest.json").is_file()]
     specs = [p for p in paths if p not in bundles]
     if specs:
-        from arenac.build import build
-
         compilation = _compile(specs, "text")
-        bundles += [w.path.as_posix() for w in build(compilation, Path(out) / "build")]
+        bundles += [w.path.as_posix() for w in _build(compilation, Path(out) / "build")]
     return bundles
+
+
+def _build(compilation, out):
+    """Write the bundles; an output that cannot be written is a usage error, not a traceback."""
+    from arenac.build import build
+
+    try:
+        return build(compilation, out)
+    except OSError as error:
+        where = f": {error.filename}" if error.filename else ""
+        click.echo(f"error: cannot write bundles under {out.as_posix()}: {error.strerror or error}{where}", err=True)
+        sys.exit(EXIT_USAGE)
 
 
 

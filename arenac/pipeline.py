@@ -18,8 +18,12 @@ from arenac.source import SourceFile, Span
 
 @dataclass
 class CompiledTask:
+    """A checked task and its matrix as listed: built cells and pruned ones. The variants
+    themselves are rebuilt one at a time when rendered (`arenac.variants.built`)."""
+
     lowered: object  # arenac.lower.task.LoweredTask
-    expansion: object  # arenac.model.task.Expansion
+    variants: tuple  # of arenac.model.task.VariantCell
+    pruned: tuple  # of arenac.model.task.PrunedCell
 
 
 @dataclass
@@ -158,9 +162,10 @@ def _display_name(path: Path) -> str:
 def compile_sources(sources: dict[str, SourceFile]) -> Compilation:
     from arenac.catalog import load_library
     from arenac.lower.task import lower_task
+    from arenac.model.task import PrunedCell, VariantCell
     from arenac.syntax.parser import parse
-    from arenac.validate import check_expansion, check_task
-    from arenac.variants import expand
+    from arenac.validate import check_matrix, check_task, check_variant
+    from arenac.variants import cells
 
     library = load_library()
     result = Compilation(sources=dict(sources))
@@ -196,9 +201,17 @@ def compile_sources(sources: dict[str, SourceFile]) -> Compilation:
         check_task(item, errors)
     _raise(errors, result)
     for item in lowered:
-        expansion = expand(item.spec, library, errors)
-        check_expansion(item, expansion, errors)
-        result.tasks.append(CompiledTask(item, expansion))
+        listed: list[VariantCell] = []
+        pruned: list[PrunedCell] = []
+        for cell in cells(item.spec, library, errors):
+            if isinstance(cell, PrunedCell):
+                pruned.append(cell)
+                continue
+            check_variant(item, cell, errors)
+            listed.append(VariantCell(task=cell.task, id=cell.id, coordinates=cell.coordinates,
+                                      access=cell.access.name))
+        check_matrix(item, len(listed), pruned, errors)
+        result.tasks.append(CompiledTask(item, tuple(listed), tuple(pruned)))
     _raise(errors, result)
     return result
 

@@ -10,12 +10,13 @@ does not permit what fixing a decoy would change.
 from __future__ import annotations
 
 import operator
+from collections.abc import Sequence
 
 from arenac.diagnostics import Collector
 from arenac.lower.task import LoweredTask
 from arenac.model.actions import AdminAction, KubectlAction, Target, ValuesAction
 from arenac.model.gates import ChangesOnly, Guard, Protect
-from arenac.model.task import Expansion, Variant
+from arenac.model.task import Expansion, PrunedCell, Variant
 from arenac.units import format_seconds
 
 _OPS = {"<=": operator.le, ">=": operator.ge, "==": operator.eq, "!=": operator.ne, "<": operator.lt, ">": operator.gt}
@@ -45,13 +46,19 @@ def check_task(lowered: LoweredTask, errors: Collector) -> None:
                      f"set `soak = {format_seconds(cycle)}` or more")
 
 
-def check_expansion(lowered: LoweredTask, expansion: Expansion, errors: Collector) -> None:
+def check_matrix(lowered: LoweredTask, built: int, pruned: Sequence[PrunedCell], errors: Collector) -> None:
+    """A matrix whose every cell was pruned is an impossible combination (E0403)."""
     spec, spans = lowered.spec, lowered.spans
-    if not expansion.variants and expansion.pruned:
-        reasons = sorted({cell.reason for cell in expansion.pruned})
+    if not built and pruned:
+        reasons = sorted({cell.reason for cell in pruned})
         errors.error("E0403", f"no variant of task '{spec.name}' can be built: {reasons[0]}",
                      spans.get(f"access:{spec.access[0].name}", spans["task"]) if spec.access else spans["task"],
                      "; ".join(reasons[1:3]) or "grant the access the repair needs, or pick another layer")
+
+
+def check_expansion(lowered: LoweredTask, expansion: Expansion, errors: Collector) -> None:
+    """Every check over a matrix held in memory."""
+    check_matrix(lowered, len(expansion.variants), expansion.pruned, errors)
     for variant in expansion.variants:
         check_variant(lowered, variant, errors)
 
@@ -139,4 +146,4 @@ def _cell(variant: Variant) -> str:
     return " (variant " + ", ".join(f"{k}={v}" for k, v in variant.coordinates.items()) + ")"
 
 
-__all__ = ["check_task", "check_expansion", "check_variant", "oracle_end_state", "Target"]
+__all__ = ["check_task", "check_matrix", "check_expansion", "check_variant", "oracle_end_state", "Target"]

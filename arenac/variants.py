@@ -3,15 +3,25 @@
 Dimensions are each fault's layer, each fault argument given with alternatives, and
 the access surface. A cell whose oracle cannot be carried out through its access
 surface, or whose retrigger challenge has nothing to re-fire, is pruned with the
-reason. Variant ids are `<task>-<hash of the coordinates>`: stable under edits that do
-not change which cell a variant is.
+reason. Cells are produced one at a time (`cells`), so a caller can check or render a
+variant and let it go: nothing here grows with the size of the matrix.
+
+Variant ids are `<task>-<short content hash>`: the first 8 hex digits of the sha256 of the
+variant's own definition (its chosen faults with their resolved inject/repair actions and
+manifestation, its access surface, gates, oracle, load, timeline, title and instruction) and
+of the substrate's chart. Edits that do not change a variant (comments, formatting, order,
+another cell's alternatives, the spec's file name) keep its id; any edit that changes what
+the variant is gives it a new one, so records keyed by id never match a different task.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
+from collections.abc import Iterator
+from pathlib import Path
 
 from arenac.catalog import Library
 from arenac.diagnostics import Collector
@@ -30,9 +40,28 @@ class Pruned(Exception):
         self.reason = reason
 
 
-def variant_id(task: str, coordinates: dict[str, str]) -> str:
-    digest = hashlib.sha256(json.dumps(coordinates, sort_keys=True).encode()).hexdigest()
-    return f"{task}-{digest[:8]}"
+# Parts of a variant that are not its content: the id itself, and what the spec holds for
+# every cell (all alternatives of faults and access) or only names the file it came from.
+_NOT_CONTENT = {"id": True, "spec": {"faults": True, "access": True, "source": True}}
+_ID_PLACEHOLDER = "-"
+
+
+def variant_id(variant: Variant, chart_digest: str) -> str:
+    """`<task>-<8 hex>` over the variant's definition and the substrate chart (see module doc)."""
+    content = variant.model_dump(mode="json", exclude=_NOT_CONTENT)
+    data = json.dumps({"variant": content, "chart": chart_digest}, sort_keys=True, ensure_ascii=False)
+    return f"{variant.task}-{hashlib.sha256(data.encode('utf-8')).hexdigest()[:8]}"
+
+
+@functools.lru_cache(maxsize=8)
+def chart_digest(chart_dir: Path) -> str:
+    """sha256 over the chart's files (path and bytes, sorted): the chart is vendored into every
+    bundle, so a change to it is a change to every variant over that substrate."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in chart_dir.rglob("*") if p.is_file()):
+        digest.update(path.relative_to(chart_dir).as_posix().encode("utf-8") + b"\0")
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
 
 
 def dimensions(spec: TaskSpec) -> list[tuple[str, tuple[str, ...]]]:
@@ -52,17 +81,35 @@ def _spell(value) -> str:
     return str(value)
 
 
-def expand(spec: TaskSpec, library: Library, errors: Collector) -> Expansion:
+def cells(spec: TaskSpec, library: Library, errors: Collector) -> Iterator[Variant | PrunedCell]:
+    """Every cell of the matrix in a fixed order, built or pruned, one at a time."""
     entry = library.substrates[spec.substrate]
+    chart = chart_digest(entry.directory / "chart")
     dims = dimensions(spec)
-    variants: list[Variant] = []
-    pruned: list[PrunedCell] = []
     for cell in itertools.product(*(values for _, values in dims)):
         coordinates = {name: value for (name, _), value in zip(dims, cell)}
         try:
-            variants.append(_variant(spec, coordinates, entry, errors))
+            variant = _variant(spec, coordinates, entry, errors)
         except Pruned as reason:
-            pruned.append(PrunedCell(task=spec.name, coordinates=coordinates, reason=reason.reason))
+            yield PrunedCell(task=spec.name, coordinates=coordinates, reason=reason.reason)
+            continue
+        yield variant.model_copy(update={"id": variant_id(variant, chart)})
+
+
+def built(spec: TaskSpec, library: Library) -> Iterator[Variant]:
+    """The built variants of a spec that has already been checked (its diagnostics are not
+    collected again), one at a time: what `build` renders."""
+    for cell in cells(spec, library, Collector()):
+        if isinstance(cell, Variant):
+            yield cell
+
+
+def expand(spec: TaskSpec, library: Library, errors: Collector) -> Expansion:
+    """The whole matrix in memory: for callers that want every variant at once (tests, tools)."""
+    variants: list[Variant] = []
+    pruned: list[PrunedCell] = []
+    for cell in cells(spec, library, errors):
+        (variants if isinstance(cell, Variant) else pruned).append(cell)
     return Expansion(variants=tuple(variants), pruned=tuple(pruned))
 
 
@@ -99,7 +146,7 @@ def _variant(spec: TaskSpec, coordinates: dict[str, str], entry, errors: Collect
             manifest=manifest, manifest_within_s=parse_quantity(template.manifest_within).value,
             decoy=fault.decoy,
         ))
-    return Variant(task=spec.name, id=variant_id(spec.name, coordinates), coordinates=coordinates, spec=spec,
+    return Variant(task=spec.name, id=_ID_PLACEHOLDER, coordinates=coordinates, spec=spec,
                    faults=tuple(faults), access=surface)
 
 

@@ -20,9 +20,9 @@ class MatrixRow:
 def matrix_rows(compilation) -> list[MatrixRow]:
     rows = []
     for task in compilation.tasks:
-        for variant in task.expansion.variants:
+        for variant in task.variants:
             rows.append(MatrixRow(variant.task, variant.id, dict(variant.coordinates), None))
-        for cell in task.expansion.pruned:
+        for cell in task.pruned:
             rows.append(MatrixRow(cell.task, None, dict(cell.coordinates), cell.reason))
     return rows
 

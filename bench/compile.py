@@ -23,12 +23,13 @@ os.chdir(ROOT)
 
 
 def per_variant_cost() -> None:
-    from arenac.bundle import manifest_for, write_bundle  # noqa: F401
-    from arenac.build import build
+    from arenac.build import build, render_variant
+    from arenac.catalog import load_library
     from arenac.pipeline import compile_paths
+    from arenac.variants import built
 
     compilation = compile_paths(["tasks"])
-    variants = sum(len(t.expansion.variants) for t in compilation.tasks)
+    variants = sum(len(t.variants) for t in compilation.tasks)
     timings = []
     with tempfile.TemporaryDirectory() as out:
         for _ in range(5):
@@ -36,19 +37,21 @@ def per_variant_cost() -> None:
             build(compilation, Path(out))
             timings.append(time.perf_counter() - start)
     best = min(timings)
-    from arenac.build import render_variant
-    from arenac.catalog import load_library
-
     library = load_library()
-    start = time.perf_counter()
+    rebuild = render_only = 0.0
     for task in compilation.tasks:
         spec = task.lowered.spec
-        for variant in task.expansion.variants:
+        start = time.perf_counter()
+        realised = list(built(spec, library))
+        rebuild += time.perf_counter() - start
+        start = time.perf_counter()
+        for variant in realised:
             render_variant(variant, library.substrates[spec.substrate], compilation.sources[spec.source].text)
-    render_only = time.perf_counter() - start
+        render_only += time.perf_counter() - start
     print(f"tasks/: {len(compilation.tasks)} tasks, {variants} variants")
+    print(f"rebuild each variant from its checked spec: {rebuild * 1000 / variants:.2f} ms per variant")
     print(f"render only (in memory): {render_only * 1000 / variants:.2f} ms per variant")
-    print(f"render + write: {best * 1000 / variants:.2f} ms per variant (best of 5; median "
+    print(f"build (rebuild + render + write): {best * 1000 / variants:.2f} ms per variant (best of 5; median "
           f"{statistics.median(timings) * 1000 / variants:.2f} ms)")
 
 
@@ -85,42 +88,52 @@ task synthetic {{
 """
 
 
-def synthetic_matrix() -> None:
+def synthetic_text(sizes: int) -> str:
+    """sizes x 10 overflows x 2 access surfaces variants."""
+    return SYNTHETIC.format(sizes=" | ".join(str(i) for i in range(1, sizes + 1)),
+                            overflows=" | ".join(str(i) for i in range(0, 10)))
+
+
+def compile_and_build_traced(sizes: int) -> None:
+    """In a fresh process: compile a synthetic matrix and write its bundles, the way
+    `arenac compile` does, with tracemalloc on from the start; print variants, seconds and
+    the traced peak in bytes."""
+    from arenac.catalog import load_library
+
+    load_library()  # the library is read once per process whatever the matrix: not counted
     from arenac.build import build
     from arenac.pipeline import compile_sources
     from arenac.source import SourceFile
 
-    sizes = " | ".join(str(i) for i in range(1, 51))
-    overflows = " | ".join(str(i) for i in range(0, 10))
-    text = SYNTHETIC.format(sizes=sizes, overflows=overflows)  # 50 x 10 x 2 access = 1,000 variants
-    compilation = compile_sources({"synthetic.arena": SourceFile("synthetic.arena", text)})
-    variants = compilation.tasks[0].expansion.variants
+    text = synthetic_text(sizes)
     tracemalloc.start()
     with tempfile.TemporaryDirectory() as out:
         start = time.perf_counter()
-        # memory must not grow per variant: measure the peak after 100 and after all variants
-        from arenac.catalog import load_library
-        from arenac.build import render_variant
-        from arenac.bundle import write_bundle
-        from arenac.render.bundle_files import EXECUTABLES
-
-        entry = load_library().substrates["spine"]
-        peaks = {}
-        for index, variant in enumerate(variants, 1):
-            files = render_variant(variant, entry, text)
-            write_bundle(Path(out) / variant.id, files, EXECUTABLES)
-            del files
-            if index in (100, len(variants)):
-                peaks[index] = tracemalloc.get_traced_memory()[1]
+        compilation = compile_sources({"synthetic.arena": SourceFile("synthetic.arena", text)})
+        written = build(compilation, Path(out))
         elapsed = time.perf_counter() - start
-    tracemalloc.stop()
-    print(f"synthetic matrix: {len(variants)} variants in {elapsed:.2f} s ({elapsed * 1000 / len(variants):.2f} ms each)")
-    print(f"traced peak memory after 100 variants: {peaks[100] / 2**20:.1f} MiB; after {len(variants)}: "
-          f"{peaks[len(variants)] / 2**20:.1f} MiB")
-    del build
+    peak = tracemalloc.get_traced_memory()[1]
+    print(len(written), elapsed, peak)
+
+
+def synthetic_matrix() -> None:
+    results = {}
+    for sizes in (5, 50):  # 100 and 1,000 variants
+        line = subprocess.run([sys.executable, __file__, "--traced", str(sizes)], check=True,
+                              capture_output=True, text=True).stdout.split()
+        results[int(line[0])] = (float(line[1]), int(line[2]))
+    (small, (_, small_peak)), (large, (elapsed, large_peak)) = sorted(results.items())
+    growth = (large_peak - small_peak) / (large - small)
+    print(f"synthetic matrix: {large} variants compiled and written in {elapsed:.2f} s "
+          f"({elapsed * 1000 / large:.2f} ms each, checking included)")
+    print(f"traced peak memory of compile + build: {small} variants {small_peak / 2**20:.2f} MiB, "
+          f"{large} variants {large_peak / 2**20:.2f} MiB ({growth / 1024:.2f} KiB per further variant)")
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--traced"]:
+        compile_and_build_traced(int(sys.argv[2]))
+        sys.exit(0)
     per_variant_cost()
     cold_check()
     synthetic_matrix()

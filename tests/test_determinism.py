@@ -34,6 +34,21 @@ def test_hash_seed_does_not_change_output(tmp_path):
     assert len(first) > 20 and first == tree(tmp_path / "1")
 
 
+def test_the_same_spec_compiled_from_anywhere_gives_the_same_bundle(tmp_path):
+    """The manifest names the spec by its file name: neither the working directory nor an
+    absolute path reaches an artefact."""
+    spec = ROOT / "tasks" / "revoked-grant.arena"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    runs = {"root": (ROOT, "tasks/revoked-grant.arena"), "absolute": (elsewhere, str(spec))}
+    for name, (cwd, argument) in runs.items():
+        subprocess.run([sys.executable, "-m", "arenac.cli", "compile", argument, "-o", str(tmp_path / name)],
+                       cwd=cwd, check=True, capture_output=True)
+    first = tree(tmp_path / "root")
+    assert first and first == tree(tmp_path / "absolute")
+    assert not any(str(ROOT).encode() in data for data, _ in first.values())
+
+
 def test_no_absolute_paths_or_timestamps(tmp_path):
     out = tmp_path / "build"
     build(compile_paths(task_paths()), out)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from arenac.diagnostics import DiagnosticError
@@ -47,20 +49,27 @@ def compile_text(text: str, name: str = "t.arena"):
     return compile_sources({name: SourceFile(name, text)})
 
 
+def built_variants(task):
+    from arenac.catalog import load_library
+    from arenac.variants import built
+
+    return built(task.lowered.spec, load_library())
+
+
 def spec(onset: str = "at start", access: str = "confined | scoped_kubectl") -> str:
     return BASE.replace("ONSET", onset).replace("ACCESS", access)
 
 
 def test_alternatives_expand_into_the_matrix_and_prune_with_reasons():
     task = compile_text(spec()).tasks[0]
-    built = {tuple(sorted(v.coordinates.items())) for v in task.expansion.variants}
+    built = {tuple(sorted(v.coordinates.items())) for v in task.variants}
     # size (2) x layer (2) x access (2) = 8 cells; config needs kubectl, runtime needs the admin API
-    assert len(built) + len(task.expansion.pruned) == 8
+    assert len(built) + len(task.pruned) == 8
     assert len(built) == 4
-    for variant in task.expansion.variants:
+    for variant in task.variants:
         layer, access = variant.coordinates["pool.layer"], variant.coordinates["access"]
         assert (layer, access) in {("config", "scoped_kubectl"), ("runtime", "confined")}
-    assert all("does not grant" in cell.reason for cell in task.expansion.pruned)
+    assert all("does not grant" in cell.reason for cell in task.pruned)
 
 
 @pytest.mark.parametrize("onset, kind", [
@@ -81,13 +90,39 @@ def test_quantities_are_normalised():
     assert goodput.window == "for" and goodput.window_s == 60 and goodput.right.value == 40
 
 
-def test_variant_ids_are_stable_under_unrelated_edits():
-    before = {v.id for v in compile_text(spec()).tasks[0].expansion.variants}
-    edited = spec().replace('title = "T"', 'title = "A different title"').replace("wait 5s", "wait 9s")
-    after = {v.id for v in compile_text(edited).tasks[0].expansion.variants}
-    assert before == after
-    changed = {v.id for v in compile_text(spec().replace("size: 2 | 4", "size: 2 | 5")).tasks[0].expansion.variants}
-    assert changed != before
+def ids_by_cell(text: str, name: str = "t.arena") -> dict[tuple, str]:
+    return {tuple(sorted(v.coordinates.items())): v.id for v in compile_text(text, name).tasks[0].variants}
+
+
+def test_variant_ids_are_content_hashes_stable_under_unrelated_edits():
+    before = ids_by_cell(spec())
+    assert all(re.fullmatch(r"t-[0-9a-f]{8}", vid) for vid in before.values())
+    # comments, layout, the file's name and the order of alternatives change no variant
+    unrelated = ("# a comment\n" + spec()).replace("    layer = config | runtime", "    layer = runtime | config")
+    assert ids_by_cell(unrelated, "elsewhere/renamed.arena") == before
+    # a new alternative adds cells and leaves the existing ones alone
+    widened = ids_by_cell(spec().replace("size: 2 | 4", "size: 2 | 4 | 8"))
+    assert {cell: widened[cell] for cell in before} == before and len(widened) == 6
+
+
+@pytest.mark.parametrize("edit", [
+    ("size: 2 | 4", "size: 2 | 5"),  # a fault argument
+    ('title = "T"', 'title = "A different title"'),  # what the agent is told
+    ("error_rate(send) <= 1%", "error_rate(send) <= 2%"),  # a gate
+    ("wait 5s", "wait 9s"),  # the oracle
+])
+def test_a_change_to_what_a_variant_is_gives_it_a_new_id(edit):
+    before = ids_by_cell(spec())
+    after = ids_by_cell(spec().replace(*edit))
+    assert edit[0] in spec()
+    changed = {cell for cell in before if cell in after and after[cell] != before[cell]}
+    if edit[0].startswith("size"):  # only the cells with size 4 changed (to 5)
+        assert not changed and set(after) != set(before)
+        kept = {cell for cell in before if ("pool.size", "2") in cell}
+        assert kept and all(after[cell] == before[cell] for cell in kept)
+        assert not set(after.values()) & {before[cell] for cell in before if cell not in kept}
+    else:
+        assert changed == set(before)
 
 
 def test_inline_access_surface_and_recur():
@@ -98,9 +133,9 @@ def test_inline_access_surface_and_recur():
     admin message: /admin/config
   }""").replace("onset = at start", "onset = at start\n    recur = after declare + 30s")
     task = compile_text(text).tasks[0]
-    surfaces = {v.access.name for v in task.expansion.variants}
+    surfaces = {v.access for v in task.variants}
     assert surfaces == {"mine"}
-    assert len(task.expansion.variants) == 4  # both layers are repairable through this surface
+    assert len(task.variants) == 4  # both layers are repairable through this surface
     assert task.lowered.spec.faults[0].recur_after_declare_s == 30
 
 
@@ -135,7 +170,7 @@ def test_a_decoy_is_injected_but_never_repaired_or_awaited():
     from arenac.render.plan import build_plan
 
     text = spec(access="confined").replace("  gate outcome {", DECOY_DECL + "  gate outcome {")
-    variant = compile_text(text).tasks[0].expansion.variants[0]
+    variant = next(built_variants(compile_text(text).tasks[0]))
     noise = next(f for f in variant.faults if f.name == "noise")
     assert noise.decoy and noise.repair == () and noise.inject
     assert variant.coordinates["noise.layer"] == "runtime"

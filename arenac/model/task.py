@@ -102,6 +102,17 @@ class Variant(Model):
     access: AccessSurface
 
 
+class VariantCell(Model):
+    """A built cell of the matrix as the compiler lists it. The `Variant` itself is not kept:
+    it is rebuilt from the spec when its bundle is rendered, so memory does not grow with the
+    matrix."""
+
+    task: str
+    id: str
+    coordinates: dict[str, str]
+    access: str
+
+
 class PrunedCell(Model):
     task: str
     coordinates: dict[str, str]
