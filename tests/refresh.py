@@ -38,8 +38,10 @@ def main() -> int:
     import os
 
     os.chdir(ROOT)
-    for spec in sorted(DIAGNOSTICS.glob("*.arena")):
-        spec.with_suffix(".expected").write_text(check_output(spec), encoding="utf-8")
+    # a case is one spec, or a directory checked as a whole (tests/test_diagnostics_corpus.py)
+    for case in sorted([*DIAGNOSTICS.glob("*.arena"), *(p for p in DIAGNOSTICS.iterdir() if p.is_dir())]):
+        expected = case.parent / f"{case.stem if case.is_file() else case.name}.expected"
+        expected.write_text(check_output(case), encoding="utf-8")
     for case in sorted(p for p in GOLDEN.iterdir() if (p / "spec.arena").is_file()):
         expected = case / "expected"
         shutil.rmtree(expected, ignore_errors=True)

@@ -3,8 +3,8 @@
 A case is `NN-name.arena` (one spec) or a directory `NN-name/` checked as a whole (for
 what cannot be one UTF-8 spec: a file that is not UTF-8, files without a task, a
 directory without specs), each with its `NN-name.expected`. Refresh after an intended
-change with `python tests/test_diagnostics_corpus.py` (every case; `python tests/refresh.py`
-refreshes the `.arena` cases and the golden bundles) and review the diff.
+change with `python tests/refresh.py` (every case and the golden bundles; `python
+tests/test_diagnostics_corpus.py` refreshes the cases only) and review the diff.
 
 Codes that no spec can trigger (a missing path, a broken library, a substrate whose
 service cannot restart, the parser's safety net) are pinned by the tests at the end, and

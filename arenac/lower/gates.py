@@ -207,7 +207,15 @@ class GateLowering:
                               f"e.g. config({parts[0]}.DB_POOL_SIZE)")
             return None
         service, key = parts
-        healthy = self.ctx.substrate.service(service).config[key]
+        described = self.ctx.substrate.service(service)
+        if described.kind != "app":
+            # only app services' config is snapshotted (through their admin API); a datastore's
+            # ConfigMap is not, so such a guard could never be seen to hold
+            observed = {"redis": f"redis({key})"}.get(service, "db_setting(NAME)")
+            self.errors.error("E0305", f"config({target.ref}) is {service}'s ConfigMap, which is not observed while "
+                              "the task runs", comparison.left.span, f"guard the live value instead: {observed}")
+            return None
+        healthy = described.config[key]
         kind = key_type(key, healthy)
         shown = f"config({target.ref})"
         if kind.is_name:
