@@ -8,8 +8,9 @@ Contract (one namespace, the trial's; objects named as the chart names them):
 - Deployment `spine-<svc>` and `spine-redis`, StatefulSet `spine-postgres`, one replica each.
   A change of the pod template (image, env, annotations: `set image`, `set env`,
   `rollout restart`, a patch) rolls the workload out: the service restarts with its new
-  environment. The image `<repository>:<release>` is the release the service runs
-  (SPINE_RELEASE in its environment, as the image carries it). An image the local stack does not
+  environment. The image `<repository>:<release>` is the release the service runs (the stack's
+  stand-in for the image, which no env var can override: `set env SPINE_RELEASE=...` does not swap
+  the code, as on Kubernetes where the image bakes its release in). An image the local stack does not
   have (an unknown release or repository) never starts: the workload reports ImagePullBackOff
   and the old process keeps serving, as a rolling update would. Replicas other than 1 are refused.
 - Pods `spine-<svc>-<pid>` (`spine-postgres-0`): logs come from the stack's log file, from the
@@ -102,7 +103,7 @@ class LocalCluster:
             release = spec.services[component].release
             self._workloads[component] = Workload(component, "Deployment", f"{spec.image.repository}:{release}",
                                                   created=self.created)
-            self.stack.set_service_env(component, {"SPINE_RELEASE": release})  # what the image carries
+            self.stack.set_service_image(component, release)  # what the image carries
         self._workloads["redis"] = Workload("redis", "Deployment", spec.redis.image, created=self.created)
         self._workloads["postgres"] = Workload("postgres", "StatefulSet", spec.postgres.image, created=self.created)
         self.pod_exec = PodExec(self.namespace, self.exec_user)
@@ -161,7 +162,8 @@ class LocalCluster:
                        f'Failed to pull image "{w.image}": {unavailable}')
             return
         if w.component in SERVICES:
-            self.stack.set_service_env(w.component, {"SPINE_RELEASE": w.version, **w.env_map()})
+            self.stack.set_service_image(w.component, w.version)
+            self.stack.set_service_env(w.component, w.env_map())
         self._restart(w)
         if not w.failure:
             w.running_image = w.image

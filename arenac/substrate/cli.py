@@ -3,11 +3,16 @@
 Contract:
 - `arenac substrate up spine [--dir D] [--ready-file F] [--release R | --release SERVICE=R]...
   [--set KEY=VALUE]...` runs a stack in the foreground until Ctrl-C or SIGTERM, then stops every
-  process it started and leaves no port open. Once every component is ready it writes the
-  endpoints JSON (gateway URL, service URLs, PostgreSQL DSNs, Redis URLs, PIDs) to F (and always to
-  D/endpoints.json). Without --dir the stack lives in a temporary directory removed at exit.
+  process it started and leaves no port open, also when the signal comes during start-up. Once
+  every component is ready it writes the endpoints JSON (gateway URL, service URLs, PostgreSQL DSNs,
+  Redis URLs, PIDs) to F (and always to D/endpoints.json), both 0600. Without --dir the stack lives
+  in a temporary directory removed at exit. A user's mistake (a bad value, an unusable --dir or
+  --ready-file, a --dir another live stack owns) is one message and exit code 2, refused before
+  anything starts; a component that fails to start is its log's tail and exit code 1, with
+  everything stopped. Never a traceback.
 - `arenac substrate status [--dir D | --ready-file F] [--json]` probes every component of a
-  running stack; exit code 0 when all are ready, 1 otherwise.
+  running stack; exit code 0 when all are ready, 1 otherwise, 2 for a file that is not a stack's
+  endpoints.
 - `arenac calibrate [--runs N] [--time-scale S] [--out PATH]` writes the healthy baseline
   (default: the committed library/substrates/spine/baseline.json).
 Heavy imports happen inside the commands so that `arenac --help` stays fast.
@@ -16,6 +21,7 @@ Heavy imports happen inside the commands so that `arenac --help` stays fast.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import sys
@@ -23,14 +29,56 @@ import tempfile
 import time
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING, NoReturn
 
 import click
+
+if TYPE_CHECKING:
+    from arenac.substrate.spine.stack import SpineStack
 
 SUBSTRATES = ("spine",)
 
 
-class _Stop(Exception):
-    """Raised from the signal handler to leave the foreground loop (or an unfinished start)."""
+class _StopFlag:
+    """Set by the SIGINT/SIGTERM handler. The handler only assigns attributes (nothing that takes a
+    lock or raises), so a signal can never interrupt the stack half-way through starting a process;
+    the stack notices at its next check and stops everything it started so far."""
+
+    def __init__(self) -> None:
+        self.signal_name = ""
+        self.stack: SpineStack | None = None
+
+    def __call__(self, signum: int, _: FrameType | None) -> None:
+        self.signal_name = signal.Signals(signum).name
+        if self.stack is not None:
+            self.stack.cancel()
+
+
+def _refuse(message: str, code: int = 2) -> NoReturn:
+    """A user's mistake: one clear message on stderr, no traceback."""
+    for line in message.splitlines() or [message]:
+        click.echo(f"arenac substrate: {line}", err=True)
+    sys.exit(code)
+
+
+def _usable_dir(path: Path, what: str) -> None:
+    """Create `path` if needed and check that files can be written in it; refuse otherwise."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        _refuse(f"{what} {path}: cannot create it: {exc.strerror or exc}")
+    if not path.is_dir():
+        _refuse(f"{what} {path}: not a directory")
+    if not os.access(path, os.W_OK | os.X_OK):
+        _refuse(f"{what} {path}: not writable")
+
+
+def _check_ready_file(ready_file: Path) -> None:
+    parent = ready_file.parent
+    if not parent.is_dir():
+        _refuse(f"--ready-file {ready_file}: the directory {parent} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK) or (ready_file.exists() and not os.access(ready_file, os.W_OK)):
+        _refuse(f"--ready-file {ready_file}: not writable")
 
 
 @click.group()
@@ -51,50 +99,77 @@ def substrate() -> None:
 def up(name: str, data_dir: Path | None, ready_file: Path | None, releases: tuple[str, ...], sets: tuple[str, ...]) -> None:
     """Run the substrate in the foreground until Ctrl-C or SIGTERM."""
     from arenac.substrate.spine.keys import SERVICES, ConfigError
-    from arenac.substrate.spine.spec import SpineSpec
-    from arenac.substrate.spine.stack import SpineStack
+    from arenac.substrate.spine.procs import write_private
+    from arenac.substrate.spine.spec import SpecError, SpineSpec
+    from arenac.substrate.spine.stack import (
+        Cancelled,
+        ComponentFailed,
+        DirectoryBusy,
+        SpineStack,
+        preflight,
+    )
 
+    # everything a user can get wrong is refused here, before anything starts or is written
     try:
         spec = SpineSpec().with_sets(sets)
         for item in releases:
             service, _, version = item.rpartition("=")
             spec = spec.with_release(version, [service] if service else SERVICES)
-    except (ConfigError, ValueError) as exc:
-        raise click.BadParameter(str(exc)) from None
+        preflight(spec)
+    except SpecError as exc:
+        _refuse("\n".join(exc.problems))
+    except ConfigError as exc:
+        _refuse(str(exc))
+    if ready_file is not None:
+        _check_ready_file(ready_file)
+    if data_dir is not None:
+        _usable_dir(data_dir, "--dir")
 
+    flag = _StopFlag()
+    previous = {sig: signal.signal(sig, flag) for sig in (signal.SIGINT, signal.SIGTERM)}
     temporary = data_dir is None
     root = Path(tempfile.mkdtemp(prefix="spine-")) if data_dir is None else data_dir
-
-    def on_signal(signum: int, _: FrameType | None) -> None:
-        raise _Stop(signal.Signals(signum).name)
-
-    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
-    stack = SpineStack(root, spec)
+    stack = flag.stack = SpineStack(root, spec)
+    if flag.signal_name:  # a signal before the stack existed
+        stack.cancel()
+    failure: tuple[str, int] | None = None
+    published = False
     try:
         started = time.monotonic()
         endpoints = stack.start()
         if ready_file is not None:
-            ready_file.write_text(endpoints.to_json())
+            write_private(ready_file, endpoints.to_json())
+            published = True
         click.echo(f"spine ready in {time.monotonic() - started:.1f} s: gateway {endpoints.gateway}, "
                    f"data {root}", err=True)
         reported: set[str] = set()
-        while True:  # a crashed component is reported, not restarted: restarts are the operator's call
-            time.sleep(1)
+        while not flag.signal_name:  # a crashed component is reported, not restarted: the operator's call
+            time.sleep(0.2)
             for component in set(stack.exited()) - reported:
                 reported.add(component)
                 click.echo(f"spine: {component} exited (see {stack.log_path(component)})", err=True)
-    except _Stop as stop:
-        click.echo(f"spine: {stop}, stopping", err=True)
+    except Cancelled:
+        pass
+    except DirectoryBusy as exc:
+        failure = (str(exc), 2)
+    except ComponentFailed as exc:
+        failure = (str(exc) + ("" if temporary else f"\nlogs: {root / 'logs'}"), 1)
+    except (TimeoutError, OSError) as exc:
+        failure = (f"spine did not start: {exc}", 1)
     finally:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not interrupt the clean-up
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        if flag.signal_name:
+            click.echo(f"spine: {flag.signal_name}, stopping", err=True)
         stack.stop()
-        if ready_file is not None:
-            ready_file.unlink(missing_ok=True)
+        if published:
+            ready_file.unlink(missing_ok=True)  # type: ignore[union-attr]
         if temporary:
             shutil.rmtree(root, ignore_errors=True)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+    if failure is not None:
+        _refuse(*failure)
 
 
 @substrate.command()
@@ -105,7 +180,7 @@ def status(data_dir: Path | None, ready_file: Path | None, as_json: bool) -> Non
     """Report the health of a running stack (from its ready file or data directory)."""
     from dataclasses import asdict
 
-    from arenac.substrate.spine.stack import Endpoints, probe
+    from arenac.substrate.spine.endpoints import Endpoints, EndpointsError, probe
 
     source = ready_file or (data_dir / "endpoints.json" if data_dir else None)
     if source is None:
@@ -113,7 +188,13 @@ def status(data_dir: Path | None, ready_file: Path | None, as_json: bool) -> Non
     if not source.exists():
         click.echo(f"no running stack: {source} does not exist", err=True)
         sys.exit(1)
-    report = probe(Endpoints.from_json(source.read_text()))
+    try:
+        endpoints = Endpoints.from_json(source.read_bytes())
+    except OSError as exc:
+        _refuse(f"{source}: cannot read it: {exc.strerror or exc}")
+    except EndpointsError as exc:
+        _refuse(f"{source}: {exc}")
+    report = probe(endpoints)
     if as_json:
         click.echo(json.dumps([asdict(item) for item in report], indent=2))
     else:

@@ -92,6 +92,16 @@ def test_set_env_reaches_the_process_environment(operator: Episode) -> None:
     assert admin_config(e, "channel")["sources"]["READ_CONSISTENCY_HOLD_MS"] == "file"
 
 
+def test_set_env_cannot_change_the_release_an_image_carries(operator: Episode) -> None:
+    e = operator  # an image-layer fault is repaired by deploying another image, not by an env var
+    kubectl(e, "set", "env", "deployment/spine-message", "SPINE_RELEASE=1.5.1")
+    kubectl(e, "rollout", "status", "deployment/spine-message")
+    view = admin_config(e, "message")
+    assert (view["release"], view["sources"]["RELEASE"]) == ("1.4.2", "image")
+    kubectl(e, "set", "env", "deployment/spine-message", "SPINE_RELEASE-")
+    assert admin_config(e, "message")["release"] == "1.4.2"
+
+
 def test_a_bad_config_crashes_the_rollout_visibly_and_a_fix_recovers(operator: Episode) -> None:
     e = operator
     kubectl(e, "patch", "cm", "spine-auth-config", "--type", "merge", "-p", '{"data": {"DB_POOL_SIZE": "many"}}')

@@ -76,7 +76,7 @@ def test_declare_and_wait_until_healthy(episode: Callable[..., Episode]) -> None
     assert e.declared == [1.0]  # the runner hears it once
 
     stack = e.cluster.stack  # a service that cannot start: waits, then fails naming it
-    stack.set_service_env("auth", {"SPINE_RELEASE": "0.0.0"})
+    stack.set_service_image("auth", "0.0.0")
     try:
         try:
             stack.restart_service("auth")
@@ -85,7 +85,7 @@ def test_declare_and_wait_until_healthy(episode: Callable[..., Episode]) -> None
         unhealthy = e.run("wait-until-healthy", "--timeout", "1s")
         assert unhealthy.returncode == 1 and "auth is not ready" in unhealthy.stderr
     finally:
-        stack.set_service_env("auth", {"SPINE_RELEASE": "1.4.2"})
+        stack.set_service_image("auth", "1.4.2")
         stack.restart_service("auth")
 
 

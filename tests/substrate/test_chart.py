@@ -109,6 +109,22 @@ def test_postgres_and_redis_follow_the_values() -> None:
     assert f"~spine:* -@all {FANOUT_COMMANDS}" in acl  # the same rights as the local Redis
 
 
+def test_postgres_image_is_the_major_version_the_local_stack_runs() -> None:
+    import subprocess
+
+    from arenac.substrate.spine.postgres import POSTGRES_BIN_PATH
+
+    version = subprocess.run([str(POSTGRES_BIN_PATH / "postgres"), "--version"], capture_output=True, text=True,
+                             timeout=10).stdout  # "postgres (PostgreSQL) 18.6"
+    major = version.split()[-1].split(".")[0]
+    statefulset = by_name(render())[("StatefulSet", "spine-postgres")]
+    pg = statefulset["spec"]["template"]["spec"]["containers"][0]
+    assert pg["image"] == f"postgres:{major}"
+    # from 18 the image refuses a volume at /var/lib/postgresql/data: the data lives one level up
+    assert {"name": "data", "mountPath": "/var/lib/postgresql"} in pg["volumeMounts"]
+    assert "PGDATA" not in {e["name"] for e in pg["env"]}
+
+
 def test_values_yaml_is_the_healthy_spec() -> None:
     values = yaml.safe_load((CHART / "values.yaml").read_text())
     assert values == SpineSpec().to_values()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -35,6 +36,9 @@ def test_up_writes_the_ready_file_and_stops_everything_on_sigterm(tmp_path: Path
             assert time.monotonic() < deadline, "no ready file after 30 s"
             time.sleep(0.1)
         endpoints = Endpoints.from_json(ready.read_text())
+        # both carry superuser DSNs: readable by their owner only
+        assert stat.S_IMODE(ready.stat().st_mode) == 0o600
+        assert stat.S_IMODE((tmp_path / "d" / "endpoints.json").stat().st_mode) == 0o600
         assert set(endpoints.services) == {"gateway", "auth", "channel", "message", "fanout", "maintenance"}
         assert endpoints.postgres_dsn.startswith("postgresql://spine_app:")
         view = http("GET", endpoints.services["message"] + "/admin/config").body

@@ -1,4 +1,5 @@
-"""A service's layered configuration: defaults < config file < environment < run-time changes.
+"""A service's layered configuration: defaults < config file < environment < run-time changes,
+and above them all what the image itself carries.
 
 Contract:
 - The config file is the ConfigMap's data: either a YAML/JSON mapping of flat KEY: "value" strings
@@ -11,6 +12,8 @@ Contract:
   memory only: a restart or a reload (/admin/reload) drops them.
 - A reload re-reads the file and the environment. A non-reloadable key whose source changed keeps
   its running value and is reported in `pending_restart` until the process restarts.
+- `image`: values baked into the image (the release). They win over every other layer and never
+  change while the process runs: an environment variable cannot turn one image into another.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import yaml
 
 from arenac.substrate.spine.keys import ENV_PREFIX, ConfigError, KeySpec, keys_for
 
-Source = str  # "default" | "file" | "env" | "runtime"
+Source = str  # "default" | "file" | "env" | "runtime" | "image"
 
 
 def read_config_source(path: Path | None) -> dict[str, str]:
@@ -57,6 +60,7 @@ class ConfigStore:
     service: str
     path: Path | None
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    image: Mapping[str, str] = field(default_factory=dict)
     specs: dict[str, KeySpec] = field(init=False)
     _file: dict[str, str] = field(init=False, default_factory=dict)
     _env: dict[str, str] = field(init=False, default_factory=dict)
@@ -66,6 +70,9 @@ class ConfigStore:
 
     def __post_init__(self) -> None:
         self.specs = keys_for(self.service)
+        unknown = sorted(set(self.image) - set(self.specs))
+        if unknown:
+            raise ConfigError(unknown[0], f"unknown key for service {self.service}")
         self._load_sources()
         self._running = self._resolve()
 
@@ -94,7 +101,7 @@ class ConfigStore:
         for key, spec in self.specs.items():
             if spec.reloadable:
                 continue
-            raw = self._env.get(key, self._file.get(key, spec.default))
+            raw = self.image.get(key, self._env.get(key, self._file.get(key, spec.default)))
             try:
                 wanted = spec.check(raw)
             except ConfigError:
@@ -143,14 +150,15 @@ class ConfigStore:
         }
 
     def _source_of(self, key: str) -> Source:
-        for name, layer in (("runtime", self._runtime), ("env", self._env), ("file", self._file)):
+        layers = (("image", self.image), ("runtime", self._runtime), ("env", self._env), ("file", self._file))
+        for name, layer in layers:
             if key in layer:
                 return name
         return "default"
 
     def _resolve(self) -> dict[str, str]:
         return {
-            key: spec.check(self._runtime.get(key, self._env.get(key, self._file.get(key, spec.default))))
+            key: spec.check(self.image.get(key, self._runtime.get(key, self._env.get(key, self._file.get(key, spec.default)))))
             for key, spec in self.specs.items()
         }
 

@@ -10,10 +10,13 @@ Two kinds of keys:
   written to the service's config file (the ConfigMap's data) and listed in the chart values.
 - wiring: where the dependencies are (hosts, ports, URLs, secrets). They come from the
   environment that the local stack or the Deployment sets; they are never reloadable.
+A `secret` key's value is never shown (admin API, logs); passwords inside URLs are masked by
+`redact_text` wherever a value is shown.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -25,6 +28,16 @@ HEALTHY_RELEASE = "1.4.2"
 ENV_PREFIX = "SPINE_"
 
 Kind = Literal["int", "float", "str", "enum", "list"]
+
+
+REDACTED = "<redacted>"
+# scheme://user:PASSWORD@host (Redis URLs, PostgreSQL DSNs): the password part
+_URL_PASSWORD = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]*:)([^\s@/]+)(@)")
+
+
+def redact_text(text: str) -> str:
+    """`text` with every password inside a URL or DSN replaced by REDACTED."""
+    return _URL_PASSWORD.sub(lambda m: m.group(1) + REDACTED + m.group(3), text)
 
 
 class ConfigError(ValueError):
@@ -48,6 +61,11 @@ class KeySpec:
     minimum: float | None = None
     knob: bool = True  # False: wiring, set by the environment, not part of the chart's config
     doc: str = ""
+    secret: bool = False  # the value is a credential: shown as REDACTED
+
+    def shown(self, value: str) -> str:
+        """The value as the admin API may show it: secrets hidden, URL passwords masked."""
+        return REDACTED if self.secret and value else redact_text(value)
 
     def check(self, raw: str) -> str:
         """Return the normalised value or raise ConfigError with a readable reason."""
@@ -91,12 +109,12 @@ _QUEUE = KeySpec("FANOUT_QUEUE", "spine:fanout", False, doc="Redis list the mess
 _PER_SERVICE: dict[str, tuple[KeySpec, ...]] = {
     "gateway": (
         KeySpec("UPSTREAM_TIMEOUT_MS", "5000", True, "int", minimum=1, doc="gateway gives up on a backend (504)"),
-        KeySpec("AUTH_SECRET", "spine-dev-secret", False, knob=False),
+        KeySpec("AUTH_SECRET", "spine-dev-secret", False, knob=False, secret=True),
         KeySpec("AUTH_URL", "http://spine-auth:8080", False, knob=False),
         KeySpec("CHANNEL_URL", "http://spine-channel:8080", False, knob=False),
         KeySpec("MESSAGE_URL", "http://spine-message:8080", False, knob=False),
     ),
-    "auth": (*_db_keys(), KeySpec("AUTH_SECRET", "spine-dev-secret", False, knob=False)),
+    "auth": (*_db_keys(), KeySpec("AUTH_SECRET", "spine-dev-secret", False, knob=False, secret=True)),
     "channel": (
         *_db_keys(),
         KeySpec("READ_CONSISTENCY_HOLD_MS", "250", True, "int", minimum=0,

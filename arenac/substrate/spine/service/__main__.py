@@ -1,10 +1,12 @@
-"""Run one spine service: `python -m arenac.substrate.spine.service SERVICE --config PATH [--port N | --listen-fd FD]`.
+"""Run one spine service: `python -m arenac.substrate.spine.service SERVICE --config PATH [--port N | --listen-fd FD]
+[--image-release-file F]`.
 
 Contract: reads the config (file or ConfigMap directory, then SPINE_* environment), refuses to start
 with exit code 2 on an invalid config or an unknown release, serves until SIGTERM/SIGINT and then
 shuts down gracefully. `--listen-fd` serves on an already listening socket inherited from the
 parent (the local stack keeps the port across restarts that way); `--port` binds one itself (a
-container). Logs go to stderr.
+container). Logs go to stderr. The release an image carries (see releases.py: the baked file, or
+the stand-in `--image-release-file`) wins over `RELEASE` from the config file and the environment.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from aiohttp import web
 
 from arenac.substrate.spine.configstore import ConfigStore
 from arenac.substrate.spine.keys import SERVICES, ConfigError
-from arenac.substrate.spine.releases import release
+from arenac.substrate.spine.releases import image_release, release
 from arenac.substrate.spine.service.app import Component, ServiceContext, build_app, make_context
 
 
@@ -82,10 +84,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host", default="0.0.0.0")
     parser.add_argument("--listen-fd", type=int, help="serve on this inherited listening socket")
     parser.add_argument("--exit-with-parent", action="store_true", help="stop when the parent process ends")
+    parser.add_argument("--image-release-file", type=Path,
+                        help="the release the (emulated) image carries; a release baked into the image wins")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format=f"%(asctime)s {args.service} %(levelname)s %(name)s: %(message)s")
     try:
-        config = ConfigStore(args.service, args.config)
+        carried = image_release(args.image_release_file)
+        config = ConfigStore(args.service, args.config, image={"RELEASE": carried} if carried else {})
         ctx = make_context(args.service, config, release(config.get("RELEASE")))
     except ConfigError as exc:
         print(f"spine {args.service}: invalid configuration: {exc}", file=sys.stderr)

@@ -5,14 +5,16 @@ Contract (every service):
 - `GET /readyz`: 200 once its dependencies are connected, else 503 with the reason (readiness).
 - `GET /metrics`: Prometheus text; requests by route and status, latency histograms, pool gauges.
 - `GET /admin/config`: effective config, where each value comes from, reloadable keys, keys
-  waiting for a restart. `POST /admin/config` with a JSON object {KEY: value} changes reloadable
+  waiting for a restart. Credentials are never shown: a secret key's value is `<redacted>` and so
+  is the password inside any URL (Redis URLs); the admin API is what an agent may be granted. `POST /admin/config` with a JSON object {KEY: value} changes reloadable
   keys in memory (all or none; 400 naming the key otherwise).
 - `GET /admin/event`: {"events": {name: on}}; `POST /admin/event` {"name": ..., "on": bool}.
 - `POST /admin/reload`: re-read the config file and environment (drops run-time changes, resets
   events to `EVENTS`). A changed pool key or role that cannot be applied answers 503
   `pool_rebuild_failed`: the value is recorded but the previous pool keeps serving.
-- Errors reach the client as JSON {"error": kind, "message": ...}: a pool timeout or a missing
-  dependency is 503, a statement timeout is 503, any other database error 500 (with its SQLSTATE).
+- Errors reach the client as JSON {"error": kind, "message": ...}, every one of them (aiohttp's
+  own 404/405 included): a pool timeout or a missing dependency is 503, a statement timeout is
+  503, any other database error 500 (with its SQLSTATE). Messages never carry a URL's password.
 A service plugs in as a `Component`: its routes, its start/stop, its readiness and its reaction to
 config changes.
 """
@@ -32,7 +34,7 @@ from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, Counter, Gauge, Histogram, generate_latest
 
 from arenac.substrate.spine.configstore import ConfigStore
-from arenac.substrate.spine.keys import EVENTS, ConfigError
+from arenac.substrate.spine.keys import EVENTS, ConfigError, redact_text
 from arenac.substrate.spine.releases import Release
 from arenac.substrate.spine.service.common import json_object
 from arenac.substrate.spine.service.db import Database, NotReady, PoolRebuildError, PoolTimeout
@@ -51,7 +53,16 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 def error(status: int, kind: str, message: str) -> web.Response:
-    return web.json_response({"error": kind, "message": message}, status=status)
+    return web.json_response({"error": kind, "message": redact_text(message)}, status=status)
+
+
+def _as_json_error(exc: web.HTTPException) -> web.Response:
+    """An aiohttp error answer (plain text: an unknown route, a wrong method) in the documented shape."""
+    response = error(exc.status, exc.reason.lower().replace(" ", "_").replace("-", "_"), exc.reason)
+    for name, value in exc.headers.items():
+        if name.lower() not in ("content-type", "content-length"):
+            response.headers[name] = value  # e.g. Allow on a 405
+    return response
 
 
 @dataclass
@@ -146,6 +157,8 @@ async def observe(request: web.Request, handler: Handler) -> web.StreamResponse:
         return response
     except web.HTTPException as exc:
         status = exc.status
+        if status >= 400 and exc.content_type != "application/json":
+            return _as_json_error(exc)
         raise
     except (PoolTimeout, NotReady) as exc:
         status = 503
@@ -174,7 +187,7 @@ def build_app(component: Component) -> web.Application:
         return {
             "service": ctx.name,
             "release": ctx.release.version,
-            "config": store.effective(),
+            "config": {key: store.specs[key].shown(value) for key, value in store.effective().items()},
             "sources": store.sources(),
             "reloadable": sorted(k for k, spec in store.specs.items() if spec.reloadable),
             "pending_restart": store.pending_restart(),

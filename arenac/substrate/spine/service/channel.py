@@ -20,7 +20,14 @@ from aiohttp import web
 from prometheus_client import Counter
 
 from arenac.substrate.spine.service.app import DbComponent, ServiceContext
-from arenac.substrate.spine.service.common import USER_HEADER, RedisLink, inbox_key, read_key, request_user
+from arenac.substrate.spine.service.common import (
+    USER_HEADER,
+    RedisLink,
+    http_error,
+    inbox_key,
+    read_key,
+    request_user,
+)
 
 log = logging.getLogger(__name__)
 CURSOR_FAILURES = Counter("spine_read_cursor_failures_total", "read cursors Redis refused to store")
@@ -62,13 +69,13 @@ class Channel(DbComponent):
             after = int(request.query.get("after", "0"))
             limit = min(max(int(request.query.get("limit", "50")), 1), 500)
         except ValueError:
-            raise web.HTTPBadRequest(text='{"error": "after and limit are integers"}', content_type="application/json") from None
+            raise http_error(web.HTTPBadRequest, "bad_request", "after and limit are integers") from None
         async with self.db.connection() as conn:
             if self.ctx.events.on.get("read_consistency_strict"):
                 await asyncio.sleep(self.ctx.config.get_int("READ_CONSISTENCY_HOLD_MS") / 1000)
             exists = await conn.fetchval("SELECT id FROM channels WHERE name = $1", name)
             if exists is None:
-                raise web.HTTPNotFound(text='{"error": "no such channel"}', content_type="application/json")
+                raise http_error(web.HTTPNotFound, "unknown_channel", f"no such channel {name!r}")
             rows = await conn.fetch(
                 "SELECT seq, author, body, created_at FROM messages"
                 " WHERE channel_id = $1 AND seq > $2 ORDER BY seq, id LIMIT $3",

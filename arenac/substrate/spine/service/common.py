@@ -7,6 +7,8 @@ Contract:
   seq; `spine:read:<user>` is a hash channel -> last seq read. Unread = inbox entries above the cursor.
 - `ChannelDirectory` caches channel name -> id and the members of each channel (the seeded data
   never changes while a stack runs).
+- `http_error(cls, kind, message)`: an aiohttp HTTP exception whose body has the documented error
+  shape {"error": kind, "message": ...}.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import hmac
+import json
 
 import asyncpg
 import redis.asyncio as aioredis
@@ -51,10 +54,14 @@ def redis_client(url: str) -> aioredis.Redis:
     return aioredis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2, decode_responses=True)
 
 
+def http_error(cls: type[web.HTTPException], kind: str, message: str) -> web.HTTPException:
+    return cls(text=json.dumps({"error": kind, "message": message}), content_type="application/json")
+
+
 def request_user(request: web.Request) -> str:
     user = request.headers.get(USER_HEADER, "")
     if not user:
-        raise web.HTTPUnauthorized(text='{"error": "no user"}', content_type="application/json")
+        raise http_error(web.HTTPUnauthorized, "unauthorized", f"no user: the {USER_HEADER} header is missing")
     return user
 
 
@@ -64,7 +71,7 @@ async def json_object(request: web.Request) -> dict[str, object]:
     except ValueError:
         body = None
     if not isinstance(body, dict):
-        raise web.HTTPBadRequest(text='{"error": "expected a JSON object"}', content_type="application/json")
+        raise http_error(web.HTTPBadRequest, "bad_request", "expected a JSON object")
     return body
 
 
@@ -101,7 +108,7 @@ class ChannelDirectory:
         try:
             return self.ids[name]
         except KeyError:
-            raise web.HTTPNotFound(text='{"error": "no such channel"}', content_type="application/json") from None
+            raise http_error(web.HTTPNotFound, "unknown_channel", f"no such channel {name!r}") from None
 
 
 async def load_when_ready(directory: ChannelDirectory) -> None:
