@@ -20,6 +20,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.chdir(ROOT)
+# bundles are written where `arenac compile` writes them by default: build/ in the checkout (on
+# this machine /tmp sits on a disk that charges ten times more per file created)
+OUT_PARENT = ROOT / "build"
+OUT_PARENT.mkdir(exist_ok=True)
 
 
 def per_variant_cost() -> None:
@@ -31,7 +35,7 @@ def per_variant_cost() -> None:
     compilation = compile_paths(["tasks"])
     variants = sum(len(t.variants) for t in compilation.tasks)
     timings = []
-    with tempfile.TemporaryDirectory() as out:
+    with tempfile.TemporaryDirectory(dir=OUT_PARENT, prefix=".bench-") as out:
         for _ in range(5):
             start = time.perf_counter()
             build(compilation, Path(out))
@@ -107,7 +111,7 @@ def compile_and_build_traced(sizes: int) -> None:
 
     text = synthetic_text(sizes)
     tracemalloc.start()
-    with tempfile.TemporaryDirectory() as out:
+    with tempfile.TemporaryDirectory(dir=OUT_PARENT, prefix=".bench-") as out:
         start = time.perf_counter()
         compilation = compile_sources({"synthetic.arena": SourceFile("synthetic.arena", text)})
         written = build(compilation, Path(out))
