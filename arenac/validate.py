@@ -71,6 +71,7 @@ def check_variant(lowered: LoweredTask, variant: Variant, errors: Collector) -> 
     permitted = [t for check in safety if isinstance(check, ChangesOnly) for t in check.targets]
     has_scope = any(isinstance(check, ChangesOnly) for check in safety)
     reported: set[str] = set()
+    oracle = "the oracle" if "oracle" in spans else "the default oracle"  # no `oracle { }`: see lower/task.py
     for fault in variant.faults:
         if fault.decoy:
             if has_scope:
@@ -85,13 +86,13 @@ def check_variant(lowered: LoweredTask, variant: Variant, errors: Collector) -> 
                     key = f"E0507{fault.name}{touched}"
                     if key not in reported:
                         reported.add(key)
-                        errors.error("E0507", f"the oracle's repair of '{fault.name}' changes {touched}, which the "
+                        errors.error("E0507", f"{oracle}'s repair of '{fault.name}' changes {touched}, which the "
                                      f"safety gate protects{where}", span)
             if has_scope and not any(p.covers(touched) for p in permitted):
                 key = f"E0509{fault.name}{touched}"
                 if key not in reported:
                     reported.add(key)
-                    errors.error("E0509", f"the oracle's repair of '{fault.name}' changes {touched}, which "
+                    errors.error("E0509", f"{oracle}'s repair of '{fault.name}' changes {touched}, which "
                                  f"`changes only` does not permit{where}", span,
                                  f"add {touched} to `changes only`")
     end_state = oracle_end_state(variant)
@@ -101,7 +102,7 @@ def check_variant(lowered: LoweredTask, variant: Variant, errors: Collector) -> 
             if value is None:
                 continue
             if not _holds(value, check.op, check.value):
-                errors.error("E0508", f"guard `{check.text}` fails in the oracle's end state "
+                errors.error("E0508", f"guard `{check.text}` fails in {oracle}'s end state "
                              f"({check.target} = {value}){where}", spans.get(f"safety:{index}", spans["task"]))
 
 

@@ -109,6 +109,12 @@ GOLDEN = {
         "task t {\n  oracle   {   # golden\n    repair  p\n    wait   until healthy   within 60s\n    wait 5s\n    declare\n  }\n}\n",
         "task t {\n  oracle {  # golden\n    repair p\n    wait until healthy within 60s\n    wait 5s\n    declare\n  }\n}\n",
     ),
+    "one-line-gate-kept-on-one-line": (
+        "task t {\n  gate outcome=standard_outcome( route:send )# m\n    gate safety   =  m( a , b:c|d )\n"
+        "  gate g {\n    use m()\n  }\n}\n",
+        "task t {\n  gate outcome = standard_outcome(route: send)  # m\n  gate safety = m(a, b: c | d)\n"
+        "  gate g {\n    use m()\n  }\n}\n",
+    ),
     "blank-only": ("\n  \n\n", ""),
     "comment-only": ("\n\n   # just this   \n\n", "# just this\n"),
 }
@@ -146,12 +152,31 @@ def test_shape_ignores_spans_but_not_content():
     assert tree(original) != tree("task t {\n  y = 1\n}\n")
 
 
+def test_the_minimal_spec_is_canonical_in_both_gate_forms():
+    """`fmt` keeps whichever gate form the author wrote: the 9-line golden spec with its
+    one-line gates and no oracle block, and the same task with blocks, are both left alone."""
+    minimal = (ROOT / "tests" / "golden" / "minimal" / "spec.arena").read_text(encoding="utf-8")
+    assert len(minimal.splitlines()) == 9 and "gate safety = standard_safety(service: message)\n" in minimal
+    assert format_source(minimal) == minimal
+    braced = minimal.replace("  gate safety = standard_safety(service: message)\n",
+                             "  gate safety {\n    use standard_safety(service: message)\n  }\n")
+    assert format_source(braced) == braced
+    assert tree(braced) != tree(minimal)  # the syntax tree records the form written
+
+
+def test_a_one_line_gate_that_is_not_a_macro_is_refused_like_the_parser_refuses_it():
+    text = "task t {\n  gate outcome = error_rate(send) <= 1%\n}\n"
+    with pytest.raises(DiagnosticError) as raised:
+        format_source(text, name="bad.arena")
+    assert [d.code for d in raised.value.diagnostics] == ["E0118"]
+
+
 # ---- the corpus: every spec in the repository --------------------------------------
 
 
 def test_corpus_is_not_empty():
     names = {path.name for path in CORPUS}
-    assert {"profiles.arena", "t1.arena", "example.arena"} <= names
+    assert {"profiles.arena", "t1.arena", "example.arena", "short-gates.arena"} <= names
 
 
 @pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.relative_to(ROOT).as_posix())

@@ -11,7 +11,10 @@ from arenac.diagnostics import DiagnosticError
 from arenac.pipeline import compile_sources
 from arenac.source import SourceFile
 
-SEEDS = [p.read_text(encoding="utf-8") for p in sorted((Path(__file__).parent.parent / "tasks").glob("*.arena"))]
+ROOT = Path(__file__).parent.parent
+# the tasks, and the golden spec for the one-line gates and the default oracle
+SEEDS = [p.read_text(encoding="utf-8") for p in sorted([*(ROOT / "tasks").glob("*.arena"),
+                                                         *(ROOT / "tests" / "golden").glob("*/spec.arena")])]
 FRAGMENTS = ["{", "}", "(", ")", "|", "=", ",", ":", "\n", '"', '"""', "#", "40s", "1%", "0", "-1", "1.5.0",
              "fault", "gate", "oracle", "access", "use", "repair", "layer", "onset", "every", "when", "within",
              "spine.", "baseline.", "config(", "table(", "* 2", "<=", "64Mi", "40/s", "\t", "\r\n", "é", "\x00"]

@@ -273,3 +273,187 @@ def test_the_caret_line_repeats_the_source_lines_tabs():
     assert quoted == "2 | \t\terror_rate(sned) <= 1%"
     assert caret == "  | \t\t           ^~~~"
     assert quoted.expandtabs(8).index("sned") == caret.expandtabs(8).index("^")
+
+
+# ---- one-line gates, the default oracle, standard_safety -------------------------------
+
+MINIMAL = """task minimal {
+  title = "Sends fail at peaks"
+  substrate = spine
+  instruction = "Sending messages fails for some users at busy times. Fix it, then declare."
+  fault pool = spine.pool_size(service: message, size: 2)
+  access = scoped_kubectl
+  gate outcome = standard_outcome(route: send)
+  gate safety = standard_safety(service: message)
+}
+"""
+
+BRACED = """task minimal {
+  title = "Sends fail at peaks"
+  substrate = spine
+  instruction = "Sending messages fails for some users at busy times. Fix it, then declare."
+  fault pool = spine.pool_size(service: message, size: 2)
+  access = scoped_kubectl
+  gate outcome {
+    use standard_outcome(route: send)
+  }
+  gate safety {
+    use standard_safety(service: message)
+  }
+  oracle {
+    repair pool
+    declare
+  }
+}
+"""
+
+SPELLED_OUT = BRACED.replace("    use standard_safety(service: message)\n", """    survives restart(message)
+    changes only config(message)
+    use messages_intact()
+""")
+
+
+def test_the_golden_minimal_spec_is_the_short_one():
+    from pathlib import Path
+
+    assert (Path(__file__).parent / "golden" / "minimal" / "spec.arena").read_text(encoding="utf-8") == MINIMAL
+
+
+def test_a_one_line_gate_parses_as_the_block_with_one_use():
+    from arenac.syntax import ast
+    from arenac.syntax.parser import parse
+
+    (task,) = parse(SourceFile("t.arena", MINIMAL)).tasks
+    outcome, safety = (s for s in task.statements if isinstance(s, ast.GateDecl))
+    assert outcome.short and safety.short
+    (use,) = outcome.statements
+    assert isinstance(use, ast.MacroUse) and use.call.func.text == "standard_outcome"
+    assert (use.span.line, use.span.column, use.span.end_column) == (7, 18, 47)  # the call itself
+    (braced,) = parse(SourceFile("t.arena", BRACED)).tasks
+    assert not any(s.short for s in braced.statements if isinstance(s, ast.GateDecl))
+
+
+@pytest.mark.parametrize("other", [BRACED, SPELLED_OUT])
+def test_one_line_gates_and_the_default_oracle_lower_identically(other, tmp_path):
+    """Same IR, so the same variant ids, pruned cells and bundles (but for the manifest's record
+    of the spec's own bytes)."""
+    from arenac.build import build
+    from test_determinism import tree
+
+    short, long = compile_text(MINIMAL, "spec.arena"), compile_text(other, "spec.arena")
+    assert short.tasks[0].lowered.spec == long.tasks[0].lowered.spec
+    assert short.tasks[0].variants == long.tasks[0].variants and len(short.tasks[0].variants) == 1
+    assert short.tasks[0].pruned == long.tasks[0].pruned and len(short.tasks[0].pruned) == 1
+    build(short, tmp_path / "short")
+    build(long, tmp_path / "long")
+    first, second = tree(tmp_path / "short"), tree(tmp_path / "long")
+    assert set(first) == set(second) and len(first) > 20
+    for path in first:
+        if not path.endswith("/manifest.json"):
+            assert first[path] == second[path], path
+    import json
+
+    manifests = [json.loads(t[next(p for p in t if p.endswith("/manifest.json"))][0]) for t in (first, second)]
+    assert manifests[0]["artefacts"] == manifests[1]["artefacts"]
+
+
+def test_standard_safety_expands_like_its_three_lines_and_its_oracle_passes_the_checks():
+    task = compile_text(MINIMAL).tasks[0]
+    spec = task.lowered.spec
+    assert [c.kind for c in spec.gates.safety] == ["survives_restart", "changes_only", "protect", "invariant"]
+    assert spec.gates.safety[0].services == ("message",)
+    assert [str(t) for t in spec.gates.safety[1].targets] == ["config(message)"]
+    # the config layer through scoped_kubectl is built (protect, changes only, guards all hold);
+    # the runtime layer needs the admin API, which scoped_kubectl lacks
+    assert [v.coordinates for v in task.variants] == [{"pool.layer": "config", "access": "scoped_kubectl"}]
+    (pruned,) = task.pruned
+    assert pruned.coordinates["pool.layer"] == "runtime" and "admin API" in pruned.reason
+
+
+def test_a_missing_oracle_repairs_every_fault_but_the_decoys_in_order_then_declares():
+    text = spec(access="confined | shell").replace("  gate outcome {", DECOY_DECL + """  fault memory = spine.redis_maxmemory(size: 1Mi) {
+    layer = runtime
+  }
+  gate outcome {""").replace("message.DB_POOL_OVERFLOW)", "message.DB_POOL_OVERFLOW), redis(maxmemory)")
+    text = text[:text.index("  oracle {")] + "}\n"
+    task = compile_text(text).tasks[0]
+    steps = [(s.kind, s.target) for s in task.lowered.spec.oracle]
+    assert steps == [("repair", "pool"), ("repair", "memory"), ("declare", None)]  # never 'noise', the decoy
+    variant = next(built_variants(task))
+    assert next(f for f in variant.faults if f.name == "noise").repair == ()
+
+
+def test_the_default_oracle_is_judged_like_a_written_one():
+    """E0507 (protect), E0509 (changes only) and E0508 (guards in the end state) apply to the
+    default oracle, reported at the fault it repairs."""
+    text = MINIMAL.replace("  gate safety = standard_safety(service: message)\n", """  gate safety {
+    changes only config(fanout)
+    protect config(message.DB_POOL_SIZE)
+    guard config(message.DB_POOL_SIZE) <= 4
+  }
+""")
+    with pytest.raises(DiagnosticError) as raised:
+        compile_text(text)
+    found = {(d.code, d.span.line, d.span.column) for d in raised.value.diagnostics}
+    assert found == {("E0507", 5, 9), ("E0509", 5, 9), ("E0508", 11, 5)}
+    assert all("the default oracle" in d.message for d in raised.value.diagnostics)
+
+
+def spanned(text: str, span) -> str:
+    """The text a diagnostic's caret underlines: a statement's span runs to the end of its line."""
+    line = text.split("\n")[span.line - 1]
+    return line[span.column - 1:span.end_column - 1 if span.end_line == span.line else None]
+
+
+@pytest.mark.parametrize("statement", [
+    "error_rate(send) <= 1%",
+    "goodput >= 0.95 * baseline.goodput within 60s",
+    "use standard_outcome(route: send)",
+    "survives restart(message)",
+    "changes only config(message)",
+    "guard config(message.DB_POOL_SIZE) <= 32",
+    "protect table(messages)",
+    "invariant sequence(messages.seq) dense unique",
+    "goodput",
+    "5",
+    "standard_outcome(route: send) extra",
+    "",
+])
+def test_a_one_line_gate_that_is_not_a_macro_call_is_a_syntax_diagnostic(statement):
+    text = MINIMAL.replace("standard_outcome(route: send)", statement)
+    with pytest.raises(DiagnosticError) as raised:
+        compile_text(text)
+    (diagnostic,) = raised.value.diagnostics
+    assert diagnostic.code == "E0118" and diagnostic.span.line == 7
+    assert "gate NAME = MACRO(args)" in diagnostic.message
+    if statement in ("error_rate(send) <= 1%", "survives restart(message)"):
+        assert spanned(text, diagnostic.span) == statement  # the whole statement, as in a block
+
+
+def test_a_mistake_inside_the_call_keeps_the_call_messages():
+    text = MINIMAL.replace("standard_outcome(route: send)", "standard_outcome(route: send x: 1)")
+    with pytest.raises(DiagnosticError) as raised:
+        compile_text(text)
+    assert [d.code for d in raised.value.diagnostics] == ["E0116"]
+
+
+@pytest.mark.parametrize("call", [
+    "standard_outcom(route: send)",  # unknown macro
+    "standard_outcome(rout: send)",  # unknown parameter
+    "standard_outcome()",  # missing argument
+    "standard_outcome(route: sned)",  # a bad value inside the expansion
+    "standard_safety(service: mesage)",  # ... of a safety check, through a nested macro's parameter
+])
+def test_a_macro_calls_mistakes_read_the_same_in_both_forms(call):
+    """Same codes and messages, and each span covers the same text of the call."""
+    def diagnostics(text):
+        with pytest.raises(DiagnosticError) as raised:
+            compile_text(text)
+        return [(d.code, d.message, spanned(text, d.span)) for d in raised.value.diagnostics]
+
+    gate = "outcome" if "outcome" in call else "safety"
+    default = "standard_outcome(route: send)" if gate == "outcome" else "standard_safety(service: message)"
+    short = MINIMAL.replace(default, call)
+    braced = BRACED.replace(f"use {default}", f"use {call}")
+    found = diagnostics(short)
+    assert found and found == [(code, message, text.removeprefix("use ")) for code, message, text in diagnostics(braced)]

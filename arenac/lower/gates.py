@@ -142,7 +142,7 @@ class GateLowering:
         kind = stmt.call.func.text
         names = []
         for arg in stmt.call.args:
-            value = arg.alternatives[0]
+            value = self.ctx.bind(arg.alternatives[0])  # in a macro, a parameter stands for its argument
             if not isinstance(value, ast.Ref):
                 self.errors.error("E0305", f"survives {kind}(...) takes names", arg.span)
                 return None

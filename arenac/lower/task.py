@@ -88,7 +88,7 @@ def lower_task(task: ast.TaskDecl, module: ast.Module, library: Library, errors:
     access = _access_choice(task, namespace, errors, spans)
     gates = GateLowering(ctx, namespace.macros, tuple(seen_faults), spans).lower(
         [s for s in task.statements if isinstance(s, ast.GateDecl)], task.name.span)
-    oracle = _oracle(task, seen_faults, decoys, errors, spans)
+    oracle = _oracle(task, fault_decls, seen_faults, decoys, errors, spans)
     if len(errors.items) > before or load is None or gates is None:
         return None
     spec = TaskSpec(
@@ -407,13 +407,11 @@ def _access_choice(task: ast.TaskDecl, namespace: Namespace, errors: Collector, 
     return surfaces
 
 
-def _oracle(task: ast.TaskDecl, faults: set[str], decoys: set[str], errors: Collector,
-            spans: dict) -> list[OracleStep]:
+def _oracle(task: ast.TaskDecl, fault_decls: list[ast.FaultDecl], faults: set[str], decoys: set[str],
+            errors: Collector, spans: dict) -> list[OracleStep]:
     decls = [s for s in task.statements if isinstance(s, ast.OracleDecl)]
     if not decls:
-        errors.error("E0206", f"task '{task.name.text}' has no oracle", task.name.span,
-                     "add `oracle { repair FAULT ... declare }`")
-        return []
+        return _default_oracle(fault_decls, spans)
     steps: list[OracleStep] = []
     spans["oracle"] = decls[0].span
     for step in decls[0].steps:
@@ -447,4 +445,20 @@ def _oracle(task: ast.TaskDecl, faults: set[str], decoys: set[str], errors: Coll
             steps.append(OracleStep(kind="declare"))
     if not steps or steps[-1].kind != "declare":
         errors.error("E0506", "the oracle must end with `declare`", decls[0].span)
+    return steps
+
+
+def _default_oracle(fault_decls: list[ast.FaultDecl], spans: dict) -> list[OracleStep]:
+    """No `oracle { }` block: repair every fault that is not a decoy, in declaration order, then
+    declare. The static checks point at each fault's declaration for its repair."""
+    steps: list[OracleStep] = []
+    seen: set[str] = set()
+    for decl in fault_decls:
+        name = decl.name.text
+        if decl.decoy or name in seen:
+            continue  # a decoy is never repaired; a fault declared twice is reported already
+        seen.add(name)
+        spans[f"repair:{name}"] = decl.name.span
+        steps.append(OracleStep(kind="repair", target=name))
+    steps.append(OracleStep(kind="declare"))
     return steps

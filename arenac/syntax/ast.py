@@ -268,6 +268,7 @@ class GateDecl:
     name: Name
     statements: tuple[GateStmt, ...]
     span: Span
+    short: bool = False  # written `gate NAME = MACRO(args)`: one MacroUse, spanning the call
 
 
 @dataclass(frozen=True)

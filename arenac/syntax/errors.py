@@ -77,6 +77,12 @@ def describe_unexpected(error, source: SourceFile, text: str) -> Diagnostic:
         width = max(1, len(str(token)))
     span = Span.point(source.name, line, max(column, 1), width)
 
+    short_gate = _short_gate_name(error)
+    if short_gate is not None:
+        from arenac.syntax.transform import SHORT_GATE_MESSAGE
+
+        return Diagnostic("E0118", SHORT_GATE_MESSAGE, span, _short_gate_hint(short_gate, error))
+
     matched = _matching_example(error)
     if matched is not None:
         code, message, hint = _by_code()[matched]
@@ -94,6 +100,32 @@ def describe_unexpected(error, source: SourceFile, text: str) -> Diagnostic:
         found = "end of line" if token.type == "_NL" else ("end of file" if token.type == "$END" else f"'{token}'")
         return Diagnostic("E0101", f"unexpected {found}", span, _expected_hint(error.accepts or error.expected))
     return Diagnostic("E0101", "syntax error", span)
+
+
+def _short_gate_name(error) -> str | None:
+    """The gate's name when `error` stopped a one-line gate (`gate NAME = ...`) at its top level.
+
+    The parser's value stack still holds the tokens `gate`, NAME and `=` while that gate is
+    unfinished (a finished one is reduced to a tree). A mistake inside a call's parentheses is
+    left to the messages about calls.
+    """
+    state = getattr(error, "state", None)
+    token = getattr(error, "token", None)
+    stack = getattr(state, "value_stack", None)
+    if not stack or token is None or token.type == "$END":
+        return None
+    types = [getattr(item, "type", None) for item in stack]
+    for index in range(len(types) - 3, -1, -1):
+        if types[index:index + 3] == ["GATE", "NAME", "EQUAL"]:
+            return None if "LPAR" in types[index + 3:] else str(stack[index + 1])
+    return None
+
+
+def _short_gate_hint(name: str, error) -> str:
+    after = error.state.value_stack[-1]
+    if getattr(after, "type", None) == "EQUAL":  # nothing after '='
+        return f"e.g. `gate {name} = standard_outcome(route: send)`"
+    return f"anything else goes in a block: `gate {name} {{`, one statement per line, then `}}`"
 
 
 def _matching_example(error) -> str | None:

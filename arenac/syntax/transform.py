@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from lark import Token, Transformer, v_args
 
 from arenac.source import Span
 from arenac.syntax import ast
 from arenac.syntax.parser import single_error
+from arenac.syntax.unparse import call_text
 from arenac.units import parse_quantity
 
 
@@ -248,6 +251,24 @@ class ToAst(Transformer):
         return ast.GateDecl(self._name(name), tuple(stmts), self._span(meta))
 
     @v_args(meta=True)
+    def short_gate(self, meta, children):
+        """`gate NAME = MACRO(args)`: the block form with one `use MACRO(args)`, nothing else."""
+        name, body = children
+        if isinstance(body, _ShortMacro):
+            return ast.GateDecl(self._name(name), (ast.MacroUse(body.call, body.call.span),), self._span(meta),
+                                short=True)
+        gate = str(name)
+        if isinstance(body, ast.MacroUse):
+            hint = f"leave out `use`: `gate {gate} = {call_text(body.call)}`"
+        else:
+            hint = f"anything else goes in a block: `gate {gate} {{`, one statement per line, then `}}`"
+        raise single_error("E0118", SHORT_GATE_MESSAGE, body.span, hint)
+
+    @v_args(meta=True)
+    def short_macro(self, meta, children):
+        return _ShortMacro(children[0])
+
+    @v_args(meta=True)
     def macro_def(self, meta, children):
         name, *rest = children
         params = tuple(self._name(t) for t in rest if isinstance(t, Token))
@@ -313,6 +334,16 @@ class ToAst(Transformer):
     @v_args(meta=True)
     def declare(self, meta, children):
         return ast.OracleStep("declare", self._span(meta))
+
+
+SHORT_GATE_MESSAGE = "a one-line gate is `gate NAME = MACRO(args)`: one gate macro call, nothing else"
+
+
+@dataclass(frozen=True)
+class _ShortMacro:
+    """The macro call of a one-line gate, until `short_gate` wraps it."""
+
+    call: ast.Call
 
 
 _ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\"}
