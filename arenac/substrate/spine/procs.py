@@ -8,11 +8,12 @@ directory can end leftovers of a crashed one without ever touching a recycled PI
 directory is refused (`DirectoryBusy`) while the first lives; the kernel drops the lock when its
 holder dies, so a crashed stack never blocks the directory. `wait_until` polls with a deadline and
 an optional cancellation check (`Cancelled`), so a stop requested during start-up ends the wait.
-`write_private` writes files that carry credentials with mode 0600 from the first byte.
+`write_private` writes files that carry credentials with mode 0600 from the first byte, atomically.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -20,6 +21,7 @@ import pwd
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -156,11 +158,17 @@ def wait_until(check: Callable[[], str], timeout: float, what: str, interval: fl
 
 
 def write_private(path: Path, text: str) -> None:
-    """Write `text` to `path`, readable by its owner only (0600) from creation on."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as out:
-        os.fchmod(out.fileno(), 0o600)  # an existing file keeps its old mode through O_CREAT
-        out.write(text)
+    """Write `text` to `path`, readable by its owner only (0600) from creation on, and atomically:
+    a reader that waits for the file to exist (a ready file) never sees it empty or half written."""
+    fd, staging = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)  # created 0600
+    try:
+        with os.fdopen(fd, "w") as out:
+            out.write(text)
+        os.replace(staging, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(staging)
+        raise
 
 
 class DirectoryBusy(RuntimeError):
