@@ -412,6 +412,8 @@ def _oracle(task: ast.TaskDecl, fault_decls: list[ast.FaultDecl], faults: set[st
     decls = [s for s in task.statements if isinstance(s, ast.OracleDecl)]
     if not decls:
         return _default_oracle(fault_decls, spans)
+    for extra in decls[1:]:
+        errors.error("E0208", "the oracle is given twice", extra.span, "put every step in one `oracle { }` block")
     steps: list[OracleStep] = []
     spans["oracle"] = decls[0].span
     for step in decls[0].steps:
