@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import socket
+import subprocess
 import time
 import urllib.error
 import urllib.request
@@ -125,3 +127,17 @@ def assert_gone(pids: list[int], ports: list[int]) -> None:
         with socket.socket() as sock:
             sock.settimeout(0.5)
             assert sock.connect_ex(("127.0.0.1", port)) != 0, f"port {port} still open"
+
+
+def stop_command(up: subprocess.Popen) -> None:
+    """End an `arenac substrate up` a test started and left running (it failed midway), by PID:
+    SIGTERM first, so that it stops its own PostgreSQL and Redis (a SIGKILL would orphan them),
+    then SIGKILL if it does not stop in time."""
+    if up.poll() is not None:
+        return
+    up.send_signal(signal.SIGTERM)
+    try:
+        up.communicate(timeout=40)
+    except subprocess.TimeoutExpired:
+        up.kill()
+        up.communicate(timeout=30)

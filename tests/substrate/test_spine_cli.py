@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import psutil
-from substrate.spine_client import assert_gone, http, ports_of
+from substrate.spine_client import assert_gone, http, ports_of, stop_command
 
 from arenac.substrate.spine.stack import Endpoints
 
@@ -52,9 +52,7 @@ def test_up_writes_the_ready_file_and_stops_everything_on_sigterm(tmp_path: Path
         up.send_signal(signal.SIGTERM)
         _, err = up.communicate(timeout=30)
     finally:
-        if up.poll() is None:  # the test failed midway: end our own child, by PID
-            up.kill()
-            up.wait(10)
+        stop_command(up)  # the test failed midway: end our own child, by PID
     assert up.returncode == 0, err
     assert "stopping" in err and "Traceback" not in err
     assert not ready.exists()

@@ -19,7 +19,7 @@ import psutil
 import pytest
 
 from arenac.substrate.spine.stack import Endpoints
-from substrate.spine_client import Spine, assert_gone, ports_of
+from substrate.spine_client import Spine, assert_gone, ports_of, stop_command
 
 ARENAC = [sys.executable, "-m", "arenac.cli", "substrate"]
 
@@ -59,7 +59,8 @@ def wait_for(check: Callable[[], bool], timeout: float, what: str, up: subproces
 
 @pytest.fixture
 def run_up() -> Iterator[Callable[..., subprocess.Popen[str]]]:
-    """Start `arenac substrate up spine ARGS...`; any still running at the end is killed by PID."""
+    """Start `arenac substrate up spine ARGS...`; any still running at the end (a failed test) is
+    stopped by PID (`stop_command`)."""
     started: list[subprocess.Popen[str]] = []
 
     def start(*args: str) -> subprocess.Popen[str]:
@@ -69,9 +70,7 @@ def run_up() -> Iterator[Callable[..., subprocess.Popen[str]]]:
 
     yield start
     for up in started:
-        if up.poll() is None:
-            up.kill()
-            up.communicate(timeout=30)
+        stop_command(up)
 
 
 def _ledger_has_postgres(d: Path) -> bool:
