@@ -266,7 +266,5 @@ def _build(compilation, out):
         sys.exit(EXIT_USAGE)
 
 
-
-
 if __name__ == "__main__":  # `python -m arenac.cli`
     main()
