@@ -16,7 +16,7 @@ from arenac.diagnostics import Collector
 from arenac.lower.task import LoweredTask
 from arenac.model.actions import AdminAction, KubectlAction, Target, ValuesAction
 from arenac.model.gates import ChangesOnly, Guard, Protect
-from arenac.model.task import Expansion, PrunedCell, Variant
+from arenac.model.task import PrunedCell, Variant
 from arenac.units import format_seconds
 
 _OPS = {"<=": operator.le, ">=": operator.ge, "==": operator.eq, "!=": operator.ne, "<": operator.lt, ">": operator.gt}
@@ -54,13 +54,6 @@ def check_matrix(lowered: LoweredTask, built: int, pruned: Sequence[PrunedCell],
         errors.error("E0403", f"no variant of task '{spec.name}' can be built: {reasons[0]}",
                      spans.get(f"access:{spec.access[0].name}", spans["task"]) if spec.access else spans["task"],
                      "; ".join(reasons[1:3]) or "grant the access the repair needs, or pick another layer")
-
-
-def check_expansion(lowered: LoweredTask, expansion: Expansion, errors: Collector) -> None:
-    """Every check over a matrix held in memory."""
-    check_matrix(lowered, len(expansion.variants), expansion.pruned, errors)
-    for variant in expansion.variants:
-        check_variant(lowered, variant, errors)
 
 
 def check_variant(lowered: LoweredTask, variant: Variant, errors: Collector) -> None:
@@ -147,4 +140,4 @@ def _cell(variant: Variant) -> str:
     return " (variant " + ", ".join(f"{k}={v}" for k, v in variant.coordinates.items()) + ")"
 
 
-__all__ = ["check_task", "check_matrix", "check_expansion", "check_variant", "oracle_end_state", "Target"]
+__all__ = ["check_task", "check_matrix", "check_variant", "oracle_end_state", "Target"]

@@ -29,7 +29,7 @@ from arenac.faults import instantiate, touched_targets
 from arenac.lower.exprs import ExprContext, lower_predicate
 from arenac.model.access import AccessSurface
 from arenac.model.gates import SurvivesRetrigger
-from arenac.model.task import BoundAction, ConcreteFault, Expansion, PrunedCell, TaskSpec, Variant
+from arenac.model.task import BoundAction, ConcreteFault, PrunedCell, TaskSpec, Variant
 from arenac.channels import bind
 from arenac.units import parse_quantity
 
@@ -102,15 +102,6 @@ def built(spec: TaskSpec, library: Library) -> Iterator[Variant]:
     for cell in cells(spec, library, Collector()):
         if isinstance(cell, Variant):
             yield cell
-
-
-def expand(spec: TaskSpec, library: Library, errors: Collector) -> Expansion:
-    """The whole matrix in memory: for callers that want every variant at once (tests, tools)."""
-    variants: list[Variant] = []
-    pruned: list[PrunedCell] = []
-    for cell in cells(spec, library, errors):
-        (variants if isinstance(cell, Variant) else pruned).append(cell)
-    return Expansion(variants=tuple(variants), pruned=tuple(pruned))
 
 
 def _variant(spec: TaskSpec, coordinates: dict[str, str], entry, errors: Collector) -> Variant:

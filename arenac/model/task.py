@@ -1,15 +1,13 @@
 """The typed IR of a task: `TaskSpec` (with alternatives) and `Variant` (one cell).
 
 `TaskSpec` is what lowering produces from a spec: every name resolved, every quantity
-normalised, alternatives still open. `expand` turns it into `Variant`s, each with one
+normalised, alternatives still open. `arenac.variants.cells` turns it into `Variant`s, each with one
 choice per dimension and every action bound to the channel the access surface allows.
 """
 
 from __future__ import annotations
 
 from typing import Literal
-
-from pydantic import Field
 
 from arenac.model.access import AccessSurface, Channel
 from arenac.model.actions import Action, Target
@@ -117,8 +115,3 @@ class PrunedCell(Model):
     task: str
     coordinates: dict[str, str]
     reason: str
-
-
-class Expansion(Model):
-    variants: tuple[Variant, ...]
-    pruned: tuple[PrunedCell, ...] = Field(default=())

@@ -15,10 +15,9 @@ server binary and are checked by `postgres.check_settings` before a stack starts
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
-
-import re
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
