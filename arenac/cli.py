@@ -213,17 +213,40 @@ def verify_bundle_command(directories):
         sys.exit(EXIT_MISMATCH)
 
 
+def _isolation_options(command):
+    """--sandbox, --agent-network, --agent-ro: how the agent is confined (docs/security.md)."""
+    command = click.option("--agent-ro", "agent_ro", multiple=True, type=click.Path(file_okay=False, exists=True),
+                           help="A directory the agent's own program needs, bound read-only into its sandbox "
+                                "(repeatable).")(command)
+    command = click.option("--agent-network", type=click.Choice(["private", "host"]), default="private",
+                           show_default=True, help="private: the agent reaches only its tools; host: this "
+                                                   "machine's network too (e.g. a model API).")(command)
+    return click.option("--sandbox", type=click.Choice(["auto", "bwrap", "none"]), default="auto",
+                        show_default=True, help="The agent's sandbox (auto: bubblewrap where it works, "
+                                                "else none, with a warning).")(command)
+
+
+def _isolation(sandbox, agent_network, agent_ro):
+    from pathlib import Path
+
+    from arenac.runner.episode import Isolation
+
+    return Isolation(sandbox=sandbox, agent_network=agent_network,
+                     agent_ro=tuple(Path(p).resolve() for p in agent_ro))
+
+
 @main.command()
 @click.argument("bundle", type=click.Path(file_okay=False, exists=True))
 @click.option("--agent", default="oracle", show_default=True, help='oracle, noop, or cmd:"PROGRAM ARGS"')
 @click.option("--time-scale", type=float, default=1.0, show_default=True, help="Compress every duration.")
 @click.option("--out", default=None, help="Run directory (default: runs/<variant>).")
 @click.option("--healthy", is_flag=True, help="Run without injecting the faults (the healthy control).")
-def run(bundle, agent, time_scale, out, healthy):
+@_isolation_options
+def run(bundle, agent, time_scale, out, healthy, sandbox, agent_network, agent_ro):
     """Run one episode of a compiled bundle on the local backend, and grade it."""
     from arenac.runner.cli import run_command
 
-    sys.exit(run_command(bundle, agent, time_scale, out, healthy))
+    sys.exit(run_command(bundle, agent, time_scale, out, healthy, _isolation(sandbox, agent_network, agent_ro)))
 
 
 @main.command()
@@ -232,14 +255,15 @@ def run(bundle, agent, time_scale, out, healthy):
 @click.option("--time-scale", type=float, default=1.0, show_default=True, help="Compress every duration.")
 @click.option("--out", default="qualification", show_default=True, help="Output directory.")
 @click.option("--jobs", type=int, default=1, show_default=True, help="Episodes run side by side.")
-def qualify(paths, repeats, time_scale, out, jobs):
+@_isolation_options
+def qualify(paths, repeats, time_scale, out, jobs, sandbox, agent_network, agent_ro):
     """Qualify variants: healthy control passes, no-op fails, oracle passes (each k times).
 
     PATHS are specs (compiled first, into OUT/build) or compiled bundle directories."""
     from arenac.runner.cli import qualify_command
 
     bundles = _bundles_for(paths, out)
-    sys.exit(qualify_command(bundles, repeats, time_scale, out, jobs))
+    sys.exit(qualify_command(bundles, repeats, time_scale, out, jobs, _isolation(sandbox, agent_network, agent_ro)))
 
 
 def _bundles_for(paths, out) -> list[str]:

@@ -13,6 +13,8 @@ Contract:
   start). `ActionLog(path, clock)` is such a callback: it appends the records to a file.
 - `install_tools(dir)` writes the client executables (see client.py) for the granted tools, and
   optionally a `sleep` that scales its argument by the time scale (for the oracle's solve.sh).
+  `socket_as_seen` is the socket's path as the agent sees it (a sandbox mounts the socket's
+  directory elsewhere); by default the real one.
 """
 
 from __future__ import annotations
@@ -164,9 +166,16 @@ class Broker:
         return result
 
     # -- the agent's side --------------------------------------------------------------------
+    @property
+    def socket_dir(self) -> Path:
+        if self._dir is None:
+            raise RuntimeError("the broker is not running")
+        return self._dir
+
     def install_tools(self, directory: Path, tools: Sequence[str] | None = None,
-                      scaled_sleep: bool = False) -> list[Path]:
+                      scaled_sleep: bool = False, socket_as_seen: str | None = None) -> list[Path]:
         """Write the client executables into `directory` (created if needed); returns their paths."""
+        address = f"unix:{socket_as_seen}" if socket_as_seen else self.address
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         source = Path(client.__file__).read_text()
@@ -175,7 +184,7 @@ class Broker:
         for tool in tools or self.tools:
             path = directory / tool
             path.write_text(f"#!{python} -I\n{source}\n\nif __name__ == '__main__':\n"
-                            f"    sys.exit(main({tool!r}, {self.address!r}, {self.token!r}, sys.argv[1:]))\n")
+                            f"    sys.exit(main({tool!r}, {address!r}, {self.token!r}, sys.argv[1:]))\n")
             path.chmod(0o755)
             written.append(path)
         if scaled_sleep:
@@ -187,9 +196,10 @@ class Broker:
 
 
 def client_interpreter() -> str:
-    """A Python the agent's (unprivileged) user can run: the clients use the standard library only,
-    and the runner's own interpreter may live under a home directory others cannot enter."""
-    system = shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin")
+    """A Python the agent's (unprivileged) user can run, inside its sandbox too (which shows /usr,
+    never a home directory): the clients use the standard library only, and the runner's own
+    interpreter may live under a home directory others cannot enter."""
+    system = shutil.which("python3", path="/usr/bin:/bin:/usr/local/bin")
     if system and os.access(system, os.X_OK) and os.stat(os.path.realpath(system)).st_mode & 0o001:
         return system
     return os.path.realpath(sys.executable)

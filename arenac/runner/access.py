@@ -23,7 +23,10 @@ class AgentAccess:
     tools_dir: Path
 
     @classmethod
-    def start(cls, bundle, stack, scratch: Path, log, on_declare) -> "AgentAccess":
+    def start(cls, bundle, stack, scratch: Path, log, on_declare, sandboxed: bool = False) -> "AgentAccess":
+        """`sandboxed`: the agent reaches the broker's socket where its sandbox mounts it."""
+        from arenac.runner.sandbox import AGENT_RUN
+
         plan = bundle.plan
         rbac = [yaml.safe_load(p.read_text(encoding="utf-8")) for p in sorted((bundle.directory / "rbac").glob("*.yaml"))]
         cluster = LocalCluster(stack)
@@ -35,9 +38,14 @@ class AgentAccess:
         broker.start()
         (scratch / "agent").mkdir(mode=0o711, exist_ok=True)
         tools_dir = scratch / "agent" / "tools"
-        broker.install_tools(tools_dir, scaled_sleep=True)
+        broker.install_tools(tools_dir, scaled_sleep=True,
+                             socket_as_seen=f"{AGENT_RUN}/broker.sock" if sandboxed else None)
         tools_dir.chmod(0o755)
         return cls(broker, tools_dir)
+
+    @property
+    def socket_dir(self) -> Path:
+        return self.broker.socket_dir
 
     def agent_env(self) -> dict[str, str]:
         return {"KUBECONFIG": "/dev/null"}  # kubectl here is the brokered one; no real cluster config leaks in

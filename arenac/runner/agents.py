@@ -2,9 +2,12 @@
 
 An agent gets a fresh working directory holding only `instruction.md`, a PATH of the brokered
 tools (and the system's basic commands), and nothing else: no evidence, gates, plan or answer
-key. It runs in its own process group; when the runner is root it also runs as a separate,
-unprivileged user, so it cannot read the run directory or signal the harness. `freeze` stops
-the whole group (and, with a dedicated user, every process of that user).
+key. When the runner is root it runs as a separate, unprivileged user of its own, so it cannot
+read the run directory or signal the harness. With a sandbox (sandbox.py: the default wherever
+bubblewrap works) it sees only its working directory, its tools and the system's read-only
+directories, in PID, IPC and network namespaces of its own, and `freeze` ends the whole namespace
+in one step, then proves that no process of it remains. Without one, the agent runs in its own
+process group and `freeze` kills the group and sweeps its user's processes until none is left.
 """
 
 from __future__ import annotations
@@ -16,8 +19,20 @@ import shutil
 import signal
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from arenac.runner.sandbox import (
+    AGENT_HOME,
+    AGENT_PATH,
+    SandboxChoice,
+    SandboxLayout,
+    encode_args,
+    mount_args,
+    namespace_members,
+    pid_namespace,
+)
+from arenac.runner.sandbox import command as sandbox_command
 
 AGENT_USER = "arenac-agent"
 _SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -81,62 +96,205 @@ def claim_agent_account(lock_dir: Path):
     raise RuntimeError(f"more than {_USER_SLOTS} episodes at once: no free agent user")
 
 
+@dataclass(frozen=True)
+class AgentLaunch:
+    """Where and how one agent runs: its working directory (holding only `instruction.md`, and the
+    oracle's script for the oracle: both as pinned when the bundle was opened), its tools and the
+    broker's socket directory, its log, its user (None: the runner's own), and its sandbox."""
+
+    workdir: Path
+    tools_dir: Path
+    broker_dir: Path
+    instruction: bytes
+    oracle_script: bytes
+    log: Path
+    account: tuple[int, int] | None
+    sandbox: SandboxChoice
+    extra_env: dict[str, str] = field(default_factory=dict)
+    extra_ro: tuple[Path, ...] = ()
+    network: str = "private"
+
+
+@dataclass(frozen=True)
+class FreezeRecord:
+    """What the freeze did: how, how many processes it ended, and any that it could not."""
+
+    method: str  # pid-namespace | killpg
+    processes_stopped: int
+    remaining: tuple[int, ...]
+
+
 @dataclass
 class AgentProcess:
     process: subprocess.Popen
     account: tuple[int, int] | None
     started: float
+    sandbox: str = "none"
+    namespace: str | None = None  # the sandbox's PID namespace (/proc/PID/ns/pid)
+    init_pid: int | None = None  # the namespace's init, as the host sees it
 
     def running(self) -> bool:
         return self.process.poll() is None
 
-    def freeze(self) -> int:
-        """Stop every process of the agent; returns how many were signalled."""
-        import psutil
+    def freeze(self) -> FreezeRecord:
+        """End every process of the agent, in one step when it is sandboxed; prove none remain."""
+        if self.namespace is not None:
+            return self._freeze_namespace()
+        return self._freeze_group()
 
+    def _freeze_namespace(self) -> FreezeRecord:
+        members = namespace_members(self.namespace)
+        # the namespace's init dies with the outer bwrap (--die-with-parent), and with the init the
+        # kernel kills every process of the namespace: detaching (setsid, double fork) cannot escape
+        for pid in (self.process.pid, self.init_pid):
+            if pid is not None:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        remaining = members
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            remaining = namespace_members(self.namespace)
+            if not remaining:
+                break
+            time.sleep(0.02)
+        self._sweep_user()  # nothing outside the namespace may run as the agent's user either
+        _reap(self.process)
+        return FreezeRecord("pid-namespace", len(members), tuple(remaining))
+
+    def _freeze_group(self) -> FreezeRecord:
         stopped = 0
         try:
             os.killpg(self.process.pid, signal.SIGKILL)
             stopped += 1
         except ProcessLookupError:
             pass
-        if self.account is not None:  # processes that left the group (setsid) still carry the uid
-            for proc in psutil.process_iter(["uids"]):
-                uids = proc.info.get("uids")
-                if uids and uids.real == self.account[0]:
-                    try:
-                        proc.kill()
-                        stopped += 1
-                    except psutil.Error:
-                        pass
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
-        return stopped
+        # processes that left the group (setsid) still carry the uid; one that forks while a pass
+        # runs is caught by the next, so sweep until a pass finds nothing (bounded)
+        for _ in range(50):
+            found = self._sweep_user()
+            stopped += found
+            if not found:
+                break
+        _reap(self.process)
+        return FreezeRecord("killpg", stopped, tuple(self._user_pids()))
+
+    def _user_pids(self) -> list[int]:
+        import psutil
+
+        if self.account is None:
+            return []
+        pids = []
+        for proc in psutil.process_iter(["uids", "status"]):
+            uids = proc.info.get("uids")
+            if uids and self.account[0] in (uids.real, uids.effective) and proc.info.get("status") != "zombie":
+                pids.append(proc.pid)
+        return pids
+
+    def _sweep_user(self) -> int:
+        import psutil
+
+        killed = 0
+        for pid in self._user_pids():
+            try:
+                psutil.Process(pid).kill()
+                killed += 1
+            except psutil.Error:
+                pass
+        return killed
 
 
-def start_agent(spec: AgentSpec, workdir: Path, tools_dir: Path, instruction: Path, extra_env: dict[str, str],
-                log: Path, account: tuple[int, int] | None) -> AgentProcess:
+def _reap(process: subprocess.Popen) -> None:
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def prepare_workdir(spec: AgentSpec, launch: AgentLaunch) -> AgentSpec:
+    """A fresh working directory with `instruction.md` (and the oracle's private copy of its script);
+    returns the spec with the command as it runs there."""
+    workdir = launch.workdir
     workdir.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(instruction, workdir / "instruction.md")
-    env = {"PATH": f"{tools_dir}:{_SYSTEM_PATH}", "HOME": str(workdir), "LANG": "C.UTF-8",
-           "ARENAC_INSTRUCTION": str(workdir / "instruction.md"), **extra_env}
-    if spec.name == "oracle":  # the oracle's script sits in the bundle; give it a private copy
-        script = workdir / "solve.sh"
-        source = Path(shlex.split(spec.command)[1])
-        shutil.copyfile(source, script)
-        spec = AgentSpec("oracle", f"sh {shlex.quote(str(script))}")
-    kwargs = {}
-    if account is not None:
-        os.chown(workdir, *account)
+    (workdir / "instruction.md").write_bytes(launch.instruction)
+    if spec.name == "oracle":  # the oracle runs a private copy of its (pinned) script
+        (workdir / "solve.sh").write_bytes(launch.oracle_script)
+        spec = AgentSpec("oracle", "sh ./solve.sh")
+    if launch.account is not None:
+        os.chown(workdir, *launch.account)
         for path in workdir.iterdir():
-            os.chown(path, *account)
-        kwargs = {"user": account[0], "group": account[1], "extra_groups": []}
-    out = open(log, "ab")
+            os.chown(path, *launch.account)
+    return spec
+
+
+def start_agent(spec: AgentSpec, launch: AgentLaunch) -> AgentProcess:
+    spec = prepare_workdir(spec, launch)
+    kwargs: dict = {}
+    if launch.account is not None:
+        kwargs = {"user": launch.account[0], "group": launch.account[1], "extra_groups": []}
+    if launch.sandbox.mechanism == "bwrap":
+        return _start_sandboxed(spec, launch, kwargs)
+    workdir = launch.workdir
+    env = {"PATH": f"{launch.tools_dir}:{_SYSTEM_PATH}", "HOME": str(workdir), "LANG": "C.UTF-8",
+           "ARENAC_INSTRUCTION": str(workdir / "instruction.md"), **launch.extra_env}
+    out = open(launch.log, "ab")
     try:
         process = subprocess.Popen(["/bin/sh", "-c", spec.command], cwd=workdir, env=env, stdin=subprocess.DEVNULL,
                                    stdout=out, stderr=subprocess.STDOUT, start_new_session=True, **kwargs)
     finally:
         out.close()
-    return AgentProcess(process, account, time.monotonic())
+    return AgentProcess(process, launch.account, time.monotonic())
+
+
+def _start_sandboxed(spec: AgentSpec, launch: AgentLaunch, kwargs: dict) -> AgentProcess:
+    env = {"PATH": AGENT_PATH, "HOME": AGENT_HOME, "LANG": "C.UTF-8", "TMPDIR": "/tmp", "USER": "agent",
+           "ARENAC_INSTRUCTION": f"{AGENT_HOME}/instruction.md", **launch.extra_env}
+    layout = SandboxLayout(workdir=launch.workdir, tools=launch.tools_dir, broker_dir=launch.broker_dir,
+                           extra_ro=launch.extra_ro, network=launch.network, env=env)
+    args_read, args_write = os.pipe()
+    info_read, info_write = os.pipe()
+    out = open(launch.log, "ab")
+    try:
+        os.write(args_write, encode_args(mount_args(layout)))
+        os.close(args_write)
+        process = subprocess.Popen(sandbox_command(["/bin/sh", "-c", spec.command], args_read, info_write),
+                                   cwd="/", env={"PATH": _SYSTEM_PATH, "LANG": "C.UTF-8"}, stdin=subprocess.DEVNULL,
+                                   stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+                                   pass_fds=(args_read, info_write), **kwargs)
+    finally:
+        out.close()
+        os.close(args_read)
+        os.close(info_write)
+    init_pid = _read_init_pid(info_read, process)
+    namespace = pid_namespace(init_pid) if init_pid else None
+    if namespace is None and process.poll() is None:
+        process.kill()
+        _reap(process)
+        raise RuntimeError("the agent's sandbox did not start (bwrap reported no namespace)")
+    return AgentProcess(process, launch.account, time.monotonic(), "bwrap", namespace, init_pid)
+
+
+def _read_init_pid(fd: int, process: subprocess.Popen, timeout: float = 20.0) -> int | None:
+    """bwrap writes {"child-pid": N} on its info fd once the namespace exists, then closes it."""
+    import json
+    import select
+
+    data = b""
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([fd], [], [], 0.1)
+            if ready:
+                chunk = os.read(fd, 4096)
+                if not chunk:
+                    break
+                data += chunk
+            elif process.poll() is not None:
+                break
+    finally:
+        os.close(fd)
+    try:
+        return int(json.loads(data.decode() or "{}").get("child-pid") or 0) or None
+    except ValueError:
+        return None

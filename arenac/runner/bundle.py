@@ -1,12 +1,23 @@
-"""Open a compiled bundle for running: refuse one that fails its manifest, read its plan."""
+"""Open a compiled bundle for running: refuse one that fails its manifest, pin what grading uses.
+
+Contract: `open_bundle(dir)` checks the bundle against its manifest and reads, once, the files the
+episode and its grader depend on (plan.json, verifier/gates.json, oracle/solve.sh,
+instruction.md); each read's sha256 must be the manifest's, so what is pinned is exactly what was
+checked. The episode never re-reads them from the bundle: the grader grades with the pinned gates,
+the oracle runs the pinned script, and the verdict records the digests. Editing the bundle after
+it was opened changes nothing the episode does.
+"""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from arenac.bundle import verify_bundle
+from arenac.bundle import MANIFEST, sha256, verify_bundle
 from arenac.model.plan import Plan
+
+PINNED = ("plan.json", "verifier/gates.json", "oracle/solve.sh", "instruction.md")
 
 
 class BundleRefused(Exception):
@@ -17,25 +28,47 @@ class BundleRefused(Exception):
 class RunnableBundle:
     directory: Path
     plan: Plan
+    pinned: dict[str, bytes]  # bundle-relative path -> the bytes checked against the manifest
+    bundle_digest: str
 
     @property
-    def solve_script(self) -> Path:
-        return self.directory / "oracle" / "solve.sh"
+    def gates_bytes(self) -> bytes:
+        return self.pinned["verifier/gates.json"]
 
     @property
-    def instruction(self) -> Path:
-        return self.directory / "instruction.md"
+    def solve_script_bytes(self) -> bytes:
+        return self.pinned["oracle/solve.sh"]
 
     @property
-    def gates_file(self) -> Path:
-        return self.directory / "verifier" / "gates.json"
+    def instruction_bytes(self) -> bytes:
+        return self.pinned["instruction.md"]
+
+    def digests(self) -> dict[str, str]:
+        """sha256 of every pinned file, and the manifest's bundle digest (what the verdict records)."""
+        return {"bundle_digest": self.bundle_digest, **{path: sha256(data) for path, data in sorted(self.pinned.items())}}
 
 
 def open_bundle(directory: Path) -> RunnableBundle:
+    pinned: dict[str, bytes] = {}
+    for path in PINNED:
+        try:
+            pinned[path] = (directory / path).read_bytes()
+        except OSError:
+            pass  # reported below as missing
     check = verify_bundle(directory)
-    if not check.ok:
-        problems = ([check.problem] if check.problem else []) + [f"altered: {p}" for p in check.altered] + [
-            f"missing: {p}" for p in check.missing] + [f"not in manifest: {p}" for p in check.unexpected]
+    problems = ([check.problem] if check.problem else []) + [f"altered: {p}" for p in check.altered] + [
+        f"missing: {p}" for p in check.missing] + [f"not in manifest: {p}" for p in check.unexpected] + [
+        f"mode changed: {p}" for p in check.mode_changed]
+    manifest: dict = {}
+    if not problems:
+        manifest = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
+        listed = {a["path"]: a["sha256"] for a in manifest["artefacts"]}
+        for path in PINNED:
+            if path not in pinned or path not in listed:
+                problems.append(f"missing: {path}")
+            elif sha256(pinned[path]) != listed[path]:
+                problems.append(f"altered while being opened: {path}")
+    if problems:
         raise BundleRefused(f"{directory}: " + "; ".join(problems))
-    plan = Plan.model_validate_json((directory / "plan.json").read_text(encoding="utf-8"))
-    return RunnableBundle(directory, plan)
+    plan = Plan.model_validate_json(pinned["plan.json"].decode("utf-8"))
+    return RunnableBundle(directory, plan, pinned, str(manifest.get("bundle_digest", "")))

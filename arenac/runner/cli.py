@@ -42,9 +42,26 @@ def _warn_isolation() -> None:
               "run directory and the harness is reduced", file=sys.stderr)
 
 
-def _prepare(bundle_dirs: list[str]):
-    """Open every bundle (refusing tampered ones), reap leftovers, arm the signal handlers.
-    Returns (bundles, stop event), or None after a refusal was reported."""
+def _check_sandbox(isolation) -> bool:
+    """A sandbox asked for by name that cannot be had is a refusal; `auto` without one warns."""
+    from arenac.runner.sandbox import SandboxUnavailable, probe
+
+    try:
+        choice = probe(isolation.sandbox)
+    except SandboxUnavailable as error:
+        print(f"arenac: refusing to run: --sandbox {isolation.sandbox}: {error}", file=sys.stderr)
+        return False
+    if choice.mechanism == "none" and isolation.sandbox == "auto":
+        print(f"arenac: warning: the agent runs without a sandbox ({choice.reason}): it can see this machine's "
+              "files and processes that file modes do not hide; verdicts record this", file=sys.stderr)
+    return True
+
+
+def _prepare(bundle_dirs: list[str], isolation):
+    """Open every bundle (refusing tampered ones), check the sandbox, reap leftovers, arm the signal
+    handlers. Returns (bundles, stop event), or None after a refusal was reported."""
+    if not _check_sandbox(isolation):
+        return None
     bundles = []
     for directory in bundle_dirs:
         try:
@@ -57,27 +74,27 @@ def _prepare(bundle_dirs: list[str]):
     return bundles, _stop_on_signals()
 
 
-def run_command(bundle_dir: str, agent: str, time_scale: float, out: str | None, healthy: bool) -> int:
+def run_command(bundle_dir: str, agent: str, time_scale: float, out: str | None, healthy: bool, isolation) -> int:
     from arenac.runner.episode import EpisodeOptions, run_episode
     from arenac.runner.progress import Progress
 
-    prepared = _prepare([bundle_dir])
+    prepared = _prepare([bundle_dir], isolation)
     if prepared is None:
         return EXIT_REFUSED
     (bundle,), stop = prepared
     run_dir = Path(out or f"runs/{bundle.plan.variant}")
     with Progress(run_dir):
         result = run_episode(bundle, EpisodeOptions(agent=agent, time_scale=time_scale, out=run_dir,
-                                                    inject_faults=not healthy), stop)
+                                                    inject_faults=not healthy, isolation=isolation), stop)
     print(f"{bundle.plan.variant}: {result.status}, reward {result.reward} (outcome {result.outcome}, "
           f"safe repair {result.safe_repair}), {result.wall_s:.1f} s -> {run_dir}")
     return EXIT_OK if result.status != "infra_error" else EXIT_FAILED
 
 
-def qualify_command(bundle_dirs: list[str], k: int, time_scale: float, out: str, jobs: int) -> int:
+def qualify_command(bundle_dirs: list[str], k: int, time_scale: float, out: str, jobs: int, isolation) -> int:
     from arenac.runner.qualify import qualify
 
-    prepared = _prepare(bundle_dirs)
+    prepared = _prepare(bundle_dirs, isolation)
     if prepared is None:
         return EXIT_REFUSED
     bundles, stop = prepared
@@ -87,7 +104,7 @@ def qualify_command(bundle_dirs: list[str], k: int, time_scale: float, out: str,
         print(f"  {mark} {run.bundle.plan.variant} {run.control}#{run.index + 1}: {run.result.status}, "
               f"reward {run.result.reward}, {run.result.wall_s:.1f} s", flush=True)
 
-    report = qualify(bundles, k, time_scale, Path(out), jobs, stop, progress)
+    report = qualify(bundles, k, time_scale, Path(out), jobs, stop, progress, isolation=isolation)
     _print_table(report)
     return EXIT_OK if report["ok"] else EXIT_FAILED
 

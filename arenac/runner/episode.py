@@ -24,18 +24,38 @@ from pathlib import Path
 from arenac.faults import touched_targets
 from arenac.loadgen.generator import CLIENT_TIMEOUT_S
 from arenac.runner import harness_adapters as adapters
-from arenac.runner.agents import AgentSpec, claim_agent_account, start_agent
+from arenac.runner.agents import AgentLaunch, AgentSpec, claim_agent_account, start_agent
 from arenac.runner.bundle import RunnableBundle
 from arenac.runner.clock import EpisodeClock
 from arenac.runner.harness_io import HarnessIO
 from arenac.runner.local_config import spine_spec
 from arenac.runner.records import EventLog, write_json
+from arenac.runner.sandbox import SandboxChoice, probe
 from arenac.runner.snapshot import max_ids, take_snapshot
 from arenac.runner.state import StateDir
 
 
 class InfraError(Exception):
     """The harness failed (not the agent): the trial is recorded as an infrastructure failure."""
+
+
+def _substrate_error(error: BaseException) -> bool:
+    """An error of the harness's hands on the substrate (a refused or timed-out connection, a
+    database or Redis error): after the handover the agent may have caused it."""
+    import asyncpg
+    import redis
+
+    return isinstance(error, (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError,
+                              redis.RedisError))
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """How the agent is confined (the operator's choice; docs/security.md)."""
+
+    sandbox: str = "auto"  # auto | bwrap | none (sandbox.py)
+    agent_network: str = "private"  # private: the agent's own loopback only; host: the machine's
+    agent_ro: tuple[Path, ...] = ()  # directories the agent's own program needs, bound read-only
 
 
 @dataclass(frozen=True)
@@ -45,6 +65,7 @@ class EpisodeOptions:
     out: Path
     inject_faults: bool = True  # False: the healthy control
     progress: bool = False
+    isolation: Isolation = Isolation()
 
 
 @dataclass(frozen=True)
@@ -58,7 +79,11 @@ class EpisodeResult:
 
 
 def run_episode(bundle: RunnableBundle, options: EpisodeOptions, stop: threading.Event | None = None) -> EpisodeResult:
+    """One episode; raises SandboxUnavailable (before anything starts) when the sandbox asked for
+    cannot be had."""
     started = time.monotonic()
+    sandbox = probe(options.isolation.sandbox)
+    adapters.load_grader()
     stop = _linked(stop)  # the caller's stop (Ctrl-C) ends this episode; its own teardown ends only it
     out = options.out
     out.mkdir(parents=True, exist_ok=True)
@@ -71,21 +96,28 @@ def run_episode(bundle: RunnableBundle, options: EpisodeOptions, stop: threading
     clock = EpisodeClock(options.time_scale)
     log = EventLog(out / "events.jsonl", clock)
     timeline = {"time_scale": options.time_scale, "status": "scored", "void_reason": None, "declared_s": None}
-    episode = _Episode(bundle, options, clock, log, evidence, scratch, state, stop, timeline)
+    episode = _Episode(bundle, options, clock, log, evidence, scratch, state, stop, timeline, sandbox)
     try:
         episode.run()
     except InfraError as error:
         timeline.update(status="infra_error", void_reason=str(error))
         log("infra_error", reason=str(error))
     except Exception as error:  # noqa: BLE001 - any harness crash is an infrastructure failure, not the agent's
-        timeline.update(status="infra_error", void_reason=f"{type(error).__name__}: {error}")
-        log("infra_error", reason=f"{type(error).__name__}: {error}")
+        reason = f"{type(error).__name__}: {error}"
+        if episode.agent_started.is_set() and _substrate_error(error):
+            # the substrate refused the harness after the agent had it: the agent's failure, scored as such
+            reason = f"harness step '{episode.step}' failed after the handover: {reason}"
+            timeline.update(status="failed", void_reason=reason)
+            log("failed", reason=reason)
+        else:
+            timeline.update(status="infra_error", void_reason=reason)
+            log("infra_error", reason=reason)
     finally:
         episode.teardown()
         write_json(evidence / "timeline.json", timeline)
         shutil.rmtree(scratch, ignore_errors=True)
         state.unregister(scratch)
-    verdict = adapters.grade(out, bundle.gates_file)
+    verdict = adapters.grade(out, bundle)
     log("graded", **verdict)
     return EpisodeResult(out, timeline["status"], verdict["reward"], verdict["outcome"], verdict["safe_repair"],
                          round(time.monotonic() - started, 2))
@@ -123,8 +155,10 @@ def _harden(data_dir: Path) -> None:
 
 
 class _Episode:
-    def __init__(self, bundle, options, clock, log, evidence, scratch, state, stop, timeline):
+    def __init__(self, bundle, options, clock, log, evidence, scratch, state, stop, timeline, sandbox: SandboxChoice):
         self.bundle, self.options, self.clock, self.log = bundle, options, clock, log
+        self.sandbox = sandbox
+        self.step = "provision"  # the harness step under way (named when one fails)
         self.evidence, self.scratch, self.state, self.stop, self.timeline = evidence, scratch, state, stop, timeline
         self.plan = bundle.plan
         self.started = time.monotonic()
@@ -185,31 +219,41 @@ class _Episode:
                 return
 
         self._snapshot("agent_start")
-        self.broker = adapters.start_broker(self.bundle, self.stack, self.scratch, self.log, self.declared.set)
+        sandboxed = self.sandbox.mechanism == "bwrap"
+        self.broker = adapters.start_broker(self.bundle, self.stack, self.scratch, self.log, self.declared.set,
+                                            sandboxed=sandboxed)
         self.state.record_pids(self.scratch, {})
-        workdir = self.scratch / "agent" / "work"
-        agent = AgentSpec.parse(self.options.agent, self.bundle.solve_script)
+        agent = AgentSpec.parse(self.options.agent, self.bundle.directory / "oracle" / "solve.sh")
         account, self.account_lock = claim_agent_account(self.state.root)
-        self.agent = start_agent(agent, workdir, self.broker.tools_dir, self.bundle.instruction,
-                                 self.broker.agent_env(), self.evidence.parent / "agent.log", account)
+        launch = AgentLaunch(workdir=self.scratch / "agent" / "work", tools_dir=self.broker.tools_dir,
+                             broker_dir=self.broker.socket_dir, instruction=self.bundle.instruction_bytes,
+                             oracle_script=self.bundle.solve_script_bytes, log=self.evidence.parent / "agent.log",
+                             account=account, sandbox=self.sandbox, extra_env=self.broker.agent_env(),
+                             extra_ro=self.options.isolation.agent_ro,
+                             network=self.options.isolation.agent_network)
+        self.agent_started.set()  # from here on, a substrate that refuses the harness may be the agent's doing
+        self.agent = start_agent(agent, launch)
         self.state.record_pids(self.scratch, {"agent": self.agent.process.pid})
         agent_start = clock.now()
-        self.agent_started.set()
-        log("agent_started", agent=agent.name)
+        log("agent_started", agent=agent.name, sandbox=self.sandbox.mechanism,
+            **({"sandbox_reason": self.sandbox.reason} if self.sandbox.reason else {}))
         window_end = agent_start + plan.timeline.agent_window_s
         while clock.now() < window_end and not self.declared.is_set() and self.agent.running():
             if self.stop.wait(0.05):
                 raise InfraError("interrupted")
         declared_at = clock.now()
-        stopped = self.agent.freeze()
+        frozen = self.agent.freeze()
         frozen_at = clock.now()
         declared = self.declared.is_set()
         self.timeline.update(declared_s=round(declared_at, 3) if declared else None, window_end_s=round(window_end, 3))
         write_json(self.evidence / "boundary.json", {
             "agent": agent.name, "declared": declared, "declared_s": round(declared_at, 3),
-            "frozen_s": round(frozen_at, 3), "processes_stopped": stopped, "method": "killpg",
-            "agent_exit_code": self.agent.process.returncode})
-        log("agent_frozen", declared=declared, processes=stopped)
+            "frozen_s": round(frozen_at, 3), "processes_stopped": frozen.processes_stopped, "method": frozen.method,
+            "processes_remaining": list(frozen.remaining), "sandbox": self.sandbox.mechanism,
+            "sandbox_reason": self.sandbox.reason or None, "agent_exit_code": self.agent.process.returncode})
+        log("agent_frozen", declared=declared, processes=frozen.processes_stopped, remaining=len(frozen.remaining))
+        if frozen.remaining:
+            raise InfraError(f"the freeze left {len(frozen.remaining)} agent process(es) running")
         self.broker.close_agent_access()
         self._snapshot("declaration")
         for fault in faults:
@@ -226,6 +270,7 @@ class _Episode:
         self._snapshot("soak_end")
 
         challenges: dict = {"restart": [], "retrigger": []}
+        self.step = "challenges"
         if plan.challenges.restart:
             for service in plan.challenges.restart:
                 ok = True
@@ -270,6 +315,7 @@ class _Episode:
         self.threads.append(thread)
 
     def _snapshot(self, label: str) -> None:
+        self.step = f"snapshot {label}"
         snapshot = take_snapshot(self.io, self.plan, self.clock.now(), self.baseline_ids)
         write_json(self.evidence / "snapshots" / f"{label}.json", snapshot)
         self.log("snapshot", label=label)

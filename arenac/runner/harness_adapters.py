@@ -6,7 +6,6 @@ Each function is a thin seam so that the episode reads as the timeline it is.
 from __future__ import annotations
 
 import json
-import shutil
 import signal
 import subprocess
 import sys
@@ -68,34 +67,50 @@ def start_loadgen(plan, gateway: str, time_scale: float, ledger: Path, scratch: 
 
 
 # ---- broker ---------------------------------------------------------------------------------------
-def start_broker(bundle, stack, scratch: Path, log, on_declare):
+def start_broker(bundle, stack, scratch: Path, log, on_declare, sandboxed: bool = False):
     from arenac.runner.access import AgentAccess
 
-    return AgentAccess.start(bundle, stack, scratch, log, on_declare)
+    return AgentAccess.start(bundle, stack, scratch, log, on_declare, sandboxed=sandboxed)
 
 
 # ---- verifier --------------------------------------------------------------------------------------
+def load_grader() -> None:
+    """Import the verifier now, at the episode's start: grading then runs the code that was
+    installed when the episode began, whatever happens to the files on disk meanwhile."""
+    import arenac.verify.grade  # noqa: F401
+    import arenac.verify.metrics  # noqa: F401
+    import arenac.verify.outcome  # noqa: F401
+    import arenac.verify.safety  # noqa: F401
+
+
 def copy_grading_inputs(bundle, evidence: Path) -> None:
-    shutil.copyfile(bundle.gates_file, evidence / "gates.json")
+    """The pinned gates and the substrate's baseline into the evidence (for re-grading later)."""
+    (evidence / "gates.json").write_bytes(bundle.gates_bytes)
     baseline = resources.files("arenac.library").joinpath(f"substrates/{bundle.plan.substrate}/baseline.json")
     (evidence / "baseline.json").write_bytes(baseline.read_bytes())
 
 
-def grade(run_dir: Path, gates_file: Path) -> dict:
+def grade(run_dir: Path, bundle) -> dict:
+    """Grade with the gates pinned when the bundle was opened (never a file re-read now); the
+    verdict records the pinned digests."""
     from arenac.verify.evidence import EvidenceError
+    from arenac.verify.grade import parse_gates, write_results
     from arenac.verify.grade import grade as grade_evidence
-    from arenac.verify.grade import read_gates, write_results
     from arenac.verify.verdict import unscored
 
     try:
-        verdict = grade_evidence(run_dir / "evidence", gates_file)
+        gates = parse_gates(bundle.gates_bytes)
     except EvidenceError as error:
-        gates = read_gates(gates_file)
-        verdict = unscored(gates.task, gates.variant, "infra_error", f"unreadable evidence: {error}")
+        gates = None
+        verdict = unscored(None, bundle.plan.variant, "infra_error", f"unreadable gates: {error}")
+    if gates is not None:
+        try:
+            verdict = grade_evidence(run_dir / "evidence", gates=gates)
+        except EvidenceError as error:
+            verdict = unscored(gates.task, gates.variant, "infra_error", f"unreadable evidence: {error}")
+    verdict = verdict.model_copy(update={"pinned": bundle.digests()})
     write_results(run_dir, verdict)
-    reward = json.loads((run_dir / "reward.json").read_text())
-    return {"reward": int(reward["reward"]), "outcome": bool(reward["outcome"]),
-            "safe_repair": bool(reward["safe_repair"])}
+    return {"reward": verdict.reward, "outcome": verdict.outcome, "safe_repair": verdict.safe_repair}
 
 
 def predicate_holds(predicate, evidence: Path, now_s: float, window_s: float) -> bool:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arenac.runner.bundle import RunnableBundle
-from arenac.runner.episode import EpisodeOptions, EpisodeResult, run_episode
+from arenac.runner.episode import EpisodeOptions, EpisodeResult, Isolation, run_episode
 from arenac.runner.records import write_json
 
 CONTROLS: tuple[tuple[str, str, bool, str], ...] = (
@@ -64,7 +64,7 @@ def healthy_key(bundle: RunnableBundle) -> str:
 
 
 def qualify(bundles: list[RunnableBundle], k: int, time_scale: float, out: Path, jobs: int = 1,
-            stop: threading.Event | None = None, on_result=None) -> dict:
+            stop: threading.Event | None = None, on_result=None, isolation: Isolation = Isolation()) -> dict:
     stop = stop or threading.Event()
     healthy_of: dict[str, RunnableBundle] = {}  # healthy key -> the bundle whose healthy runs are shared
     representative = {id(b): healthy_of.setdefault(healthy_key(b), b) for b in bundles}
@@ -76,7 +76,8 @@ def qualify(bundles: list[RunnableBundle], k: int, time_scale: float, out: Path,
         run_dir = out / bundle.plan.task / bundle.plan.variant / f"{name}-{index + 1}"
         if stop.is_set():  # interrupted: the episodes not yet started are not started at all
             return ControlRun(bundle, name, index, EpisodeResult(run_dir, "infra_error", 0, False, False, 0.0))
-        options = EpisodeOptions(agent=agent, time_scale=time_scale, out=run_dir, inject_faults=inject)
+        options = EpisodeOptions(agent=agent, time_scale=time_scale, out=run_dir, inject_faults=inject,
+                                 isolation=isolation)
         run = ControlRun(bundle, name, index, run_episode(bundle, options, stop))
         if on_result is not None:
             on_result(run)

@@ -47,7 +47,7 @@ class Timeline(EvidenceModel):
     """A void or infra_error trial may have ended before any of the times was reached."""
 
     time_scale: float
-    status: Literal["scored", "void", "infra_error"]
+    status: Literal["scored", "failed", "void", "infra_error"]
     void_reason: str | None = None
     warmup_end_s: float | None = None
     handover_s: float | None = None

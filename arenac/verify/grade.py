@@ -1,11 +1,12 @@
 """grade(): the verdict as a pure function of an evidence directory and the gates.
 
 Contract:
-- `grade(evidence_dir, gates_file=None) -> Verdict` reads nothing but the evidence
-  directory and the gates (default: `evidence_dir/gates.json`), writes nothing, and
-  raises `EvidenceError` (one line, naming the file) when they cannot be read.
-- A timeline whose status is `void` or `infra_error` is not scored: reward 0, and the
-  verdict's `status` and `reason` say why. Otherwise both gates are evaluated in full
+- `grade(evidence_dir, gates_file=None, gates=None) -> Verdict` reads nothing but the evidence
+  directory and the gates (`gates`, already read: what the runner pinned at the start of the
+  episode; else `gates_file`; default `evidence_dir/gates.json`), writes nothing, and raises
+  `EvidenceError` (one line, naming the file) when they cannot be read.
+- A timeline whose status is `failed`, `void` or `infra_error` is not scored: reward 0, and
+  the verdict's `status` and `reason` say why (`failed` counts as the agent's failure). Otherwise both gates are evaluated in full
   (no short-circuit, so the verdict explains every check) over the soak
   [soak_start_s, soak_end_s).
 - `main(gates_path, argv)` is what a bundle's verifier/verify.py calls with argv =
@@ -19,6 +20,8 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+
+from pydantic import ValidationError
 
 from arenac.serialize import dump_json, model_data
 from arenac.verify.evidence import Evidence, EvidenceError, GatesFile, read_model
@@ -34,14 +37,24 @@ def read_gates(path: Path) -> GatesFile:
     return read_model(Path(path), GatesFile, str(path))
 
 
-def grade(evidence_dir: Path, gates_file: Path | None = None) -> Verdict:
+def parse_gates(data: bytes, label: str = "verifier/gates.json") -> GatesFile:
+    """Gates from bytes already read (the runner's pinned copy)."""
+    try:
+        return GatesFile.model_validate_json(data)
+    except ValidationError as error:
+        raise EvidenceError(f"{label}: not of the documented shape: {error.errors()[0]['msg']}") from None
+
+
+def grade(evidence_dir: Path, gates_file: Path | None = None, gates: GatesFile | None = None) -> Verdict:
     evidence = Evidence(Path(evidence_dir))
-    gates_file = Path(gates_file) if gates_file is not None else evidence.directory / "gates.json"
-    gates = read_gates(gates_file)
+    if gates is None:
+        gates_file = Path(gates_file) if gates_file is not None else evidence.directory / "gates.json"
+        gates = read_gates(gates_file)
     timeline = evidence.timeline
     if timeline.status != "scored":
-        reason = timeline.void_reason or ("the trial is void" if timeline.status == "void"
-                                          else "an infrastructure error ended the trial")
+        reason = timeline.void_reason or {"void": "the trial is void",
+                                          "failed": "a harness step failed after the handover"}.get(
+            timeline.status, "an infrastructure error ended the trial")
         return unscored(gates.task, gates.variant, timeline.status, reason)
     soak = Window(label="soak", start_s=timeline.soak_start_s, end_s=timeline.soak_end_s)
     measurer = Measurer(evidence)

@@ -8,6 +8,12 @@ Contract:
 - `reward` is 1 only when the run was scored and both gates passed; a void or
   infra_error run has reward 0, no gate results, and `reason` says why.
 - `reward_data` is exactly reward.json: `{reward, outcome, safe_repair}`.
+- `pinned` (a run's verdict): the sha256 of the plan, gates, oracle and instruction the runner
+  read and checked against the manifest when the episode started, and the bundle digest; the
+  grader used exactly those gates, never a file re-read later.
+- `failed` is a trial that the agent ended as a failure without a score: a harness step that the
+  substrate's state (which the agent may have broken) made fail after the handover. Reward 0;
+  `reason` names the step.
 """
 
 from __future__ import annotations
@@ -56,8 +62,9 @@ class Verdict(Model):
     schema_version: Literal["arenac.verdict/v1"] = VERDICT_SCHEMA_VERSION
     task: str | None = None
     variant: str | None = None
-    status: Literal["scored", "void", "infra_error"]
+    status: Literal["scored", "failed", "void", "infra_error"]
     reason: str | None = None
+    pinned: dict[str, str] | None = None
     reward: Literal[0, 1]
     outcome: bool
     safe_repair: bool
@@ -75,7 +82,8 @@ def scored(task: str | None, variant: str | None, soak: Window, outcome: Gate, s
                    gates=GateResults(outcome=outcome, safety=safety))
 
 
-def unscored(task: str | None, variant: str | None, status: Literal["void", "infra_error"], reason: str) -> Verdict:
+def unscored(task: str | None, variant: str | None, status: Literal["failed", "void", "infra_error"],
+             reason: str) -> Verdict:
     return Verdict(task=task, variant=variant, status=status, reason=reason, reward=0,
                    outcome=False, safe_repair=False)
 
