@@ -25,7 +25,7 @@ class AgentAccess:
     @classmethod
     def start(cls, bundle, stack, scratch: Path, log, on_declare, sandboxed: bool = False) -> "AgentAccess":
         """`sandboxed`: the agent reaches the broker's socket where its sandbox mounts it."""
-        from arenac.runner.sandbox import AGENT_RUN
+        from arenac.sandbox import AGENT_RUN
 
         plan = bundle.plan
         rbac = [yaml.safe_load(p.read_text(encoding="utf-8")) for p in sorted((bundle.directory / "rbac").glob("*.yaml"))]

@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from arenac.runner.sandbox import (
+from arenac.sandbox import (
     AGENT_HOME,
     AGENT_PATH,
     SandboxChoice,
@@ -32,7 +32,7 @@ from arenac.runner.sandbox import (
     namespace_members,
     pid_namespace,
 )
-from arenac.runner.sandbox import command as sandbox_command
+from arenac.sandbox import command as sandbox_command
 
 AGENT_USER = "arenac-agent"
 _SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"

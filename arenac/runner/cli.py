@@ -44,7 +44,7 @@ def _warn_isolation() -> None:
 
 def _check_sandbox(isolation) -> bool:
     """A sandbox asked for by name that cannot be had is a refusal; `auto` without one warns."""
-    from arenac.runner.sandbox import SandboxUnavailable, probe
+    from arenac.sandbox import SandboxUnavailable, probe
 
     try:
         choice = probe(isolation.sandbox)

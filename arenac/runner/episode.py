@@ -30,7 +30,7 @@ from arenac.runner.clock import EpisodeClock
 from arenac.runner.harness_io import HarnessIO
 from arenac.runner.local_config import spine_spec
 from arenac.runner.records import EventLog, write_json
-from arenac.runner.sandbox import SandboxChoice, probe
+from arenac.sandbox import SandboxChoice, probe
 from arenac.runner.snapshot import max_ids, take_snapshot
 from arenac.runner.state import StateDir
 

@@ -46,6 +46,8 @@ class ControlRun:
     @property
     def satisfied(self) -> bool:
         expected = next(c[3] for c in CONTROLS if c[0] == self.control)
+        if self.result.status == "failed":  # the agent broke what the harness needed: a failure, scored
+            return expected == "fail"
         if self.result.status != "scored":
             return False
         return (self.result.reward == 1) == (expected == "pass")

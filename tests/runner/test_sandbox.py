@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from arenac.runner import sandbox as sandbox_module
+from arenac import sandbox as sandbox_module
 from arenac.runner.agents import AgentLaunch, AgentSpec, claim_agent_account, start_agent
-from arenac.runner.sandbox import SandboxChoice, SandboxUnavailable, namespace_members, probe
+from arenac.sandbox import SandboxChoice, SandboxUnavailable, namespace_members, probe
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 HAVE_BWRAP = probe("auto").mechanism == "bwrap"

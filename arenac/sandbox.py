@@ -1,5 +1,8 @@
 """The agent's sandbox on the local backend: what its processes can see, reach and outlive.
 
+It sits below the runner and the broker (both use it: the agent's own processes, and the commands
+a `kubectl exec` runs "in a pod"), and imports nothing of theirs.
+
 Contract:
 - `probe(mechanism)` says whether the sandbox can be had here: `"bwrap"` (bubblewrap, from
   Debian's `bubblewrap` package, run unprivileged in a user namespace) or `"none"`. `"auto"`
@@ -20,6 +23,9 @@ Contract:
   user namespaces, a new terminal session, and death with the runner. The mount list is passed
   on a file descriptor, so the sandbox's own command line (the only harness-made process the
   agent can see) reveals none of the host paths.
+- `exec_mount_args(scratch, binaries)` is the same confinement for a `kubectl exec` command: the
+  read-only system, its own scratch directory, the datastore clients it needs, a private PID
+  namespace, and the machine's network (a pod reaches its Services).
 - A sandboxed agent is ended in one step: killing the outer bwrap kills the namespace's init,
   and with it the kernel kills every process of the namespace, however it detached (setsid,
   double fork, nested namespaces). `namespace_members(ns)` lists the host PIDs still in a PID
@@ -132,24 +138,46 @@ def _system_mounts() -> list[str]:
 def mount_args(layout: SandboxLayout) -> list[str]:
     """The bwrap arguments that build the agent's filesystem and namespaces (order matters:
     a tmpfs first, then what is bound inside it)."""
-    args = _system_mounts()
-    args += ["--proc", "/proc", "--dev", "/dev",
-             "--tmpfs", "/tmp", "--tmpfs", "/var/tmp", "--tmpfs", "/dev/shm", "--tmpfs", "/run", "--tmpfs", "/home",
+    args = _base_mounts()
+    args += ["--tmpfs", "/home",
              "--bind", str(layout.workdir), AGENT_HOME,
              "--ro-bind", str(layout.tools), AGENT_TOOLS,
              "--bind", str(layout.broker_dir), AGENT_RUN]
-    for path in hidden_paths():
-        args += ["--tmpfs", path]  # the compiler, its library and grammar, were they under /usr
     for path in layout.extra_ro:
         args += ["--ro-bind", str(path), str(path)]
-    args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--hostname", "agent"]
-    if layout.network != "host":
-        args.append("--unshare-net")
-    args += ["--disable-userns", "--unshare-user", "--new-session", "--die-with-parent", "--chdir", AGENT_HOME,
-             "--clearenv"]
+    args += _namespace_flags(layout.network) + ["--chdir", AGENT_HOME, "--clearenv"]
     for name, value in sorted(layout.env.items()):
         args += ["--setenv", name, value]
     return args
+
+
+def exec_mount_args(scratch: Path, binaries: tuple[Path, ...]) -> list[str]:
+    """A `kubectl exec` command's sandbox: the same read-only system and private PID namespace as
+    the agent's, its scratch directory (HOME, working directory) read-write at its own path, the
+    datastore client binaries it needs read-only, and the machine's network (the "pod" reaches the
+    stack's loopback ports, as a container reaches its Services)."""
+    args = _base_mounts() + ["--bind", str(scratch), str(scratch)]
+    for path in binaries:
+        args += ["--ro-bind", str(path), str(path)]
+    return args + _namespace_flags("host") + ["--chdir", str(scratch)]
+
+
+def _base_mounts() -> list[str]:
+    args = _system_mounts()
+    args += ["--proc", "/proc", "--dev", "/dev",
+             "--tmpfs", "/tmp", "--tmpfs", "/var/tmp", "--tmpfs", "/dev/shm", "--tmpfs", "/run"]
+    for path in hidden_paths():
+        args += ["--tmpfs", path]  # the compiler, its library and grammar, were they under /usr
+    return args
+
+
+def _namespace_flags(network: str) -> list[str]:
+    flags = ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--hostname", "agent"]
+    if network != "host":
+        flags.append("--unshare-net")
+    # no user namespace of its own beyond the one bwrap makes: nothing to build a nested sandbox
+    # (or a PID namespace the freeze would have to find) with; its own session: no TIOCSTI
+    return flags + ["--unshare-user", "--disable-userns", "--new-session", "--die-with-parent"]
 
 
 def command(argv: list[str], args_fd: int, info_fd: int) -> list[str]:
