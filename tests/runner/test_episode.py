@@ -81,8 +81,10 @@ def test_an_agent_attacking_the_grader_is_denied_and_fails(bundle, tmp_path):
     ledger = json.loads((run / "evidence" / "ledger.json").read_text())
     soak_end = json.loads((run / "evidence" / "timeline.json").read_text())["soak_end_s"]
     assert max(s["t"] for s in ledger["seconds"]) >= soak_end - 2, "the load generator kept running"
-    log = (run / "agent.log").read_text()
-    assert "Permission denied" in (log + _stolen(run)) or "Operation not permitted" in (log + _stolen(run))
+    log = (run / "agent.log").read_text() + _stolen(run)
+    # sandboxed, the run directory does not exist for the agent; without a sandbox file modes refuse it
+    assert any(refusal in log for refusal in ("Directory nonexistent", "No such file or directory",
+                                              "Permission denied", "Operation not permitted")), log
 
 
 def _stolen(run: Path) -> str:
