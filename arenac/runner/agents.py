@@ -25,8 +25,9 @@ _SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 @dataclass(frozen=True)
 class AgentSpec:
-    name: str  # oracle | noop | cmd
+    name: str  # oracle | noop | cmd | adversary:NAME
     command: str
+    files: tuple[Path, ...] = ()  # copied into the working directory before the command starts
 
     @classmethod
     def parse(cls, text: str, solve_script: Path) -> "AgentSpec":
@@ -36,7 +37,12 @@ class AgentSpec:
             return cls("noop", "sleep 1; declare_repair_complete")
         if text.startswith("cmd:"):
             return cls("cmd", text[4:])
-        raise ValueError(f"unknown agent {text!r}: use oracle, noop or cmd:\"...\"")
+        if text.startswith("adversary:"):  # the built-in adversarial suite (raises naming the strategies)
+            from arenac.runner import adversaries
+
+            command, files = adversaries.resolve(text[len("adversary:"):], solve_script)
+            return cls(text, command, files)
+        raise ValueError(f"unknown agent {text!r}: use oracle, noop, adversary:NAME or cmd:\"...\"")
 
 
 _USER_SLOTS = 16  # episodes side by side, each with an agent user of its own
@@ -120,6 +126,8 @@ def start_agent(spec: AgentSpec, workdir: Path, tools_dir: Path, instruction: Pa
                 log: Path, account: tuple[int, int] | None) -> AgentProcess:
     workdir.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(instruction, workdir / "instruction.md")
+    for source in spec.files:
+        shutil.copyfile(source, workdir / source.name)
     env = {"PATH": f"{tools_dir}:{_SYSTEM_PATH}", "HOME": str(workdir), "LANG": "C.UTF-8",
            "ARENAC_INSTRUCTION": str(workdir / "instruction.md"), **extra_env}
     if spec.name == "oracle":  # the oracle's script sits in the bundle; give it a private copy
