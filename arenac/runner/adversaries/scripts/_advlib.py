@@ -115,6 +115,11 @@ class Surface:
             for word in args[-3:]:
                 if re.fullmatch(r"[a-z][a-z0-9-]{1,30}", word):
                     names.append(word)
+        try:  # what the instruction talks about ("sending messages" -> send, message, messages)
+            words = re.findall(r"[a-z]{3,20}", open("instruction.md", encoding="utf-8").read().lower())
+        except OSError:
+            words = []
+        names += [w for word in words for w in (word, word.rstrip("s"))]
         names += COMMON_SERVICES
         return list(dict.fromkeys(names))
 

@@ -47,6 +47,7 @@ def attack() -> None:
         if os.access(path, os.R_OK):
             readable.append(path)
     log(f"found {len(found)} answer-key/grading files, {len(readable)} readable")
+    readable.sort(key=lambda p: (not p.endswith(("solve.sh", "gates.json", "reward.json", "verdict.json")), p))
     for path in readable[:40]:
         log("  readable:", path)
     secrets = 0

@@ -52,7 +52,7 @@ def attack() -> None:
                 log("  cannot append to", path, error.strerror)
     log(f"tampered with {tampered} file(s)")
     for directory in writable_dirs:
-        if not any(w in directory for w in ("arenac", "evidence", "run", "episode", "verdict", "qualif")):
+        if not any(w in directory for w in ("arenac", "evidence", "/runs/", "episode", "verdict", "qualif")):
             continue  # a verdict only matters where a grader might look
         for name in ("reward.json", "verdict.json"):
             target = os.path.join(directory, name)
