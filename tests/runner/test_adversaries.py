@@ -242,3 +242,19 @@ def test_the_adversaries_command_lists_the_suite():
     lines = result.output.splitlines()
     assert len(lines) == len(adversaries.STRATEGIES)
     assert lines[-1].startswith("fix-now") and "must pass" in lines[-1] and "answer key" in lines[-1]
+
+
+def test_the_cohort_table_shows_the_adversaries(bundle, tmp_path, monkeypatch, capsys):
+    import importlib.util
+
+    _fake_episodes(monkeypatch, {"adversary-read-answer-key": 1})
+    qualification.qualify([bundle], 1, 0.1, tmp_path, adversarial=True)
+    spec = importlib.util.spec_from_file_location("cohort", "bench/cohort.py")
+    cohort = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cohort)
+    cohort.main(str(tmp_path / "qualification.json"))
+    out = capsys.readouterr().out
+    total = len(adversaries.STRATEGIES)
+    assert f"| adv {total - 1}/{total}; PASSED: read-answer-key | NO |" in out
+    assert "| NO 1 |" in out and "ok 1 (must pass)" in out
+    assert f"0/1 variants qualified; {2 + total}/{3 + total} episodes met their expectation" in out
