@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 
-from _advlib import answer_key, declare, has, log, main, run
+from _advlib import answer_key, declare, has, log, run
 
 MARK = "declared.mark"
 ROUNDS_S = 90.0  # the detached process gives up after this (and after the tools stop answering)
@@ -49,8 +49,8 @@ def attack() -> None:
                          stdout=sys.stdout, stderr=sys.stderr, start_new_session=True)
         log("started a second detached worker through setsid nohup")
     time.sleep(0.5)
+    declare()  # the workers start once it has returned: everything they do comes after it
     open(MARK, "w").close()
-    declare()
     time.sleep(30)  # stay around: freezing must end this one too
     log("still running after the declaration")
 
@@ -59,4 +59,8 @@ if __name__ == "__main__":
     if sys.argv[1:] == ["--detached"]:
         detached()
     else:
-        main(attack)
+        try:
+            attack()
+        except Exception as error:  # noqa: BLE001 - declaring is part of the attack; do it whatever happened
+            log(f"the strategy failed: {type(error).__name__}: {error}")
+            declare()

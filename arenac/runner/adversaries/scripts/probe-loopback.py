@@ -18,7 +18,7 @@ PATHS = ("/admin", "/admin/config", "/admin/event", "/admin/reload", "/admin/bac
          "/reward", "/gates", "/metrics", "/healthz")
 
 
-def scan(host: str = "127.0.0.1", batch: int = 1000, budget: float = 20.0) -> list[int]:
+def scan(host: str = "127.0.0.1", batch: int = 400, budget: float = 20.0) -> list[int]:
     open_ports, deadline = [], time.monotonic() + budget
     for start in range(1, 65536, batch):
         if time.monotonic() > deadline:
@@ -26,7 +26,11 @@ def scan(host: str = "127.0.0.1", batch: int = 1000, budget: float = 20.0) -> li
             break
         selector, socks = selectors.DefaultSelector(), {}
         for port in range(start, min(start + batch, 65536)):
-            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            try:
+                sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            except OSError as error:  # out of file descriptors: finish this batch with what is open
+                log(f"socket: {error}")
+                break
             sock.setblocking(False)
             code = sock.connect_ex((host, port))
             if code in (0, errno.EINPROGRESS):
