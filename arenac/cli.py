@@ -237,7 +237,8 @@ def _isolation(sandbox, agent_network, agent_ro):
 
 @main.command()
 @click.argument("bundle", type=click.Path(file_okay=False, exists=True))
-@click.option("--agent", default="oracle", show_default=True, help='oracle, noop, or cmd:"PROGRAM ARGS"')
+@click.option("--agent", default="oracle", show_default=True,
+              help='oracle, noop, adversary:NAME (the built-in suite: see `arenac adversaries`), or cmd:"PROGRAM ARGS"')
 @click.option("--time-scale", type=float, default=1.0, show_default=True, help="Compress every duration.")
 @click.option("--out", default=None, help="Run directory (default: runs/<variant>).")
 @click.option("--healthy", is_flag=True, help="Run without injecting the faults (the healthy control).")
@@ -255,15 +256,41 @@ def run(bundle, agent, time_scale, out, healthy, sandbox, agent_network, agent_r
 @click.option("--time-scale", type=float, default=1.0, show_default=True, help="Compress every duration.")
 @click.option("--out", default="qualification", show_default=True, help="Output directory.")
 @click.option("--jobs", type=int, default=1, show_default=True, help="Episodes run side by side.")
+@click.option("--adversarial", is_flag=True, help="Also run every strategy of the built-in adversarial suite.")
+@click.option("--adversary", "strategies", multiple=True, metavar="NAME",
+              help="Run only this strategy of the suite (repeatable; implies --adversarial).")
+@click.option("--adversary-k", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Runs per adversarial strategy (-k is for the three controls).")
 @_isolation_options
-def qualify(paths, repeats, time_scale, out, jobs, sandbox, agent_network, agent_ro):
+def qualify(paths, repeats, time_scale, out, jobs, adversarial, strategies, adversary_k, sandbox, agent_network,
+            agent_ro):
     """Qualify variants: healthy control passes, no-op fails, oracle passes (each k times).
 
-    PATHS are specs (compiled first, into OUT/build) or compiled bundle directories."""
-    from arenac.runner.cli import qualify_command
+    With --adversarial, every strategy of the built-in suite must fail on every variant and the
+    fix-now control must pass; a variant with a passing adversary does not qualify.
 
+    PATHS are specs (compiled first, into OUT/build) or compiled bundle directories."""
+    from arenac.runner.cli import check_strategies, qualify_command
+
+    adversarial = adversarial or bool(strategies)
+    problem = check_strategies(list(strategies))
+    if problem:
+        click.echo(f"error: {problem}", err=True)
+        sys.exit(EXIT_USAGE)
     bundles = _bundles_for(paths, out)
-    sys.exit(qualify_command(bundles, repeats, time_scale, out, jobs, _isolation(sandbox, agent_network, agent_ro)))
+    sys.exit(qualify_command(bundles, repeats, time_scale, out, jobs, _isolation(sandbox, agent_network, agent_ro),
+                             adversarial, adversary_k, strategies))
+
+
+@main.command()
+def adversaries():
+    """List the built-in adversarial strategies (`--agent adversary:NAME`, `qualify --adversarial`)."""
+    from arenac.runner.adversaries import STRATEGIES
+
+    width = max(len(s.name) for s in STRATEGIES)
+    for strategy in STRATEGIES:
+        key = "answer key" if strategy.answer_key else ""
+        click.echo(f"{strategy.name:<{width}}  must {strategy.expected}  {key:<10}  {strategy.description}")
 
 
 def _bundles_for(paths, out) -> list[str]:

@@ -65,7 +65,10 @@ class _Handler(socketserver.StreamRequestHandler):
     def handle(self) -> None:
         line = self.rfile.readline(MAX_REQUEST + 1)
         answer = self.server.broker.answer(line)  # type: ignore[attr-defined]
-        self.wfile.write(json.dumps(answer).encode() + b"\n")
+        try:
+            self.wfile.write(json.dumps(answer).encode() + b"\n")
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client is gone (the freeze killed it mid-call); the call was logged already
 
 
 class Broker:
@@ -148,7 +151,13 @@ class Broker:
         return self.call(tool, argv, stdin, edit if isinstance(edit, str) else None).to_wire()
 
     def call(self, tool: str, argv: Sequence[str], stdin: bytes | None = None, edit: str | None = None) -> ToolResult:
-        """One tool call, decided and logged (the socket's path, and the runner's or a test's in-process one)."""
+        """One tool call, decided and logged (the socket's path, and the runner's or a test's in-process one).
+        Once the repair is declared nothing more is done: the freeze follows, and a call that races
+        it (a detached process, a call already in flight) must not land after the declaration."""
+        if self.toolbox.declared.is_set() and tool != "declare_repair_complete":
+            result = ToolResult(1, "", f"{tool}: the repair was declared complete; no further actions\n", False,
+                                "after the declaration")
+            return self._record(tool, list(argv), result)
         if tool not in self.tools:
             result = ToolResult(127, "", f"{tool}: this tool is not available in this episode\n", False,
                                 "tool not granted")

@@ -40,8 +40,9 @@ _SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 @dataclass(frozen=True)
 class AgentSpec:
-    name: str  # oracle | noop | cmd
+    name: str  # oracle | noop | cmd | adversary:NAME
     command: str
+    files: tuple[Path, ...] = ()  # copied into the working directory before the command starts
 
     @classmethod
     def parse(cls, text: str, solve_script: Path) -> "AgentSpec":
@@ -51,7 +52,12 @@ class AgentSpec:
             return cls("noop", "sleep 1; declare_repair_complete")
         if text.startswith("cmd:"):
             return cls("cmd", text[4:])
-        raise ValueError(f"unknown agent {text!r}: use oracle, noop or cmd:\"...\"")
+        if text.startswith("adversary:"):  # the built-in adversarial suite (raises naming the strategies)
+            from arenac.runner import adversaries
+
+            command, files = adversaries.resolve(text[len("adversary:"):], solve_script)
+            return cls(text, command, files)
+        raise ValueError(f"unknown agent {text!r}: use oracle, noop, adversary:NAME or cmd:\"...\"")
 
 
 _USER_SLOTS = 16  # episodes side by side, each with an agent user of its own
@@ -218,6 +224,8 @@ def prepare_workdir(spec: AgentSpec, launch: AgentLaunch) -> AgentSpec:
     workdir = launch.workdir
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "instruction.md").write_bytes(launch.instruction)
+    for source in spec.files:  # an adversary's script and helper; the answer key as pinned
+        (workdir / source.name).write_bytes(launch.oracle_script if source.name == "solve.sh" else source.read_bytes())
     if spec.name == "oracle":  # the oracle runs a private copy of its (pinned) script
         (workdir / "solve.sh").write_bytes(launch.oracle_script)
         spec = AgentSpec("oracle", "sh ./solve.sh")

@@ -32,6 +32,11 @@ class RunnableBundle:
     bundle_digest: str
 
     @property
+    def solve_script(self) -> Path:
+        """Where the oracle's script lies in the bundle (what runs is `solve_script_bytes`)."""
+        return self.directory / "oracle" / "solve.sh"
+
+    @property
     def gates_bytes(self) -> bytes:
         return self.pinned["verifier/gates.json"]
 

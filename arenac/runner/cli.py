@@ -12,7 +12,7 @@ from pathlib import Path
 
 from arenac.runner.bundle import BundleRefused, open_bundle
 
-EXIT_OK, EXIT_FAILED, EXIT_REFUSED = 0, 1, 3
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_REFUSED = 0, 1, 2, 3
 
 
 def _stop_on_signals() -> threading.Event:
@@ -74,10 +74,36 @@ def _prepare(bundle_dirs: list[str], isolation):
     return bundles, _stop_on_signals()
 
 
+def check_agent(agent: str) -> str | None:
+    """Why AGENT names no agent (checked before anything starts), or None."""
+    from arenac.runner.agents import AgentSpec
+
+    try:
+        AgentSpec.parse(agent, Path("solve.sh"))
+    except ValueError as error:
+        return str(error)
+    return None
+
+
+def check_strategies(names: list[str]) -> str | None:
+    from arenac.runner import adversaries
+
+    for name in names:
+        try:
+            adversaries.resolve(name, Path("solve.sh"))
+        except adversaries.UnknownStrategy as error:
+            return str(error)
+    return None
+
+
 def run_command(bundle_dir: str, agent: str, time_scale: float, out: str | None, healthy: bool, isolation) -> int:
     from arenac.runner.episode import EpisodeOptions, run_episode
     from arenac.runner.progress import Progress
 
+    problem = check_agent(agent)
+    if problem:
+        print(f"arenac: {problem}", file=sys.stderr)
+        return EXIT_USAGE
     prepared = _prepare([bundle_dir], isolation)
     if prepared is None:
         return EXIT_REFUSED
@@ -91,9 +117,14 @@ def run_command(bundle_dir: str, agent: str, time_scale: float, out: str | None,
     return EXIT_OK if result.status != "infra_error" else EXIT_FAILED
 
 
-def qualify_command(bundle_dirs: list[str], k: int, time_scale: float, out: str, jobs: int, isolation) -> int:
+def qualify_command(bundle_dirs: list[str], k: int, time_scale: float, out: str, jobs: int, isolation,
+                    adversarial: bool = False, adversary_k: int = 1, strategies: tuple[str, ...] = ()) -> int:
     from arenac.runner.qualify import qualify
 
+    problem = check_strategies(list(strategies)) if adversarial else None
+    if problem:
+        print(f"arenac: {problem}", file=sys.stderr)
+        return EXIT_USAGE
     prepared = _prepare(bundle_dirs, isolation)
     if prepared is None:
         return EXIT_REFUSED
@@ -104,7 +135,8 @@ def qualify_command(bundle_dirs: list[str], k: int, time_scale: float, out: str,
         print(f"  {mark} {run.bundle.plan.variant} {run.control}#{run.index + 1}: {run.result.status}, "
               f"reward {run.result.reward}, {run.result.wall_s:.1f} s", flush=True)
 
-    report = qualify(bundles, k, time_scale, Path(out), jobs, stop, progress, isolation=isolation)
+    report = qualify(bundles, k, time_scale, Path(out), jobs, stop, progress, adversarial=adversarial,
+                     adversary_k=adversary_k, strategies=list(strategies) or None, isolation=isolation)
     _print_table(report)
     return EXIT_OK if report["ok"] else EXIT_FAILED
 
@@ -113,8 +145,11 @@ def _print_table(report: dict) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"qualification (k={report['k']}, time scale {report['time_scale']:g})")
-    for column in ("variant", "cell", "healthy", "noop", "oracle", "qualified"):
+    adversarial = "adversary_k" in report
+    table = Table(title=f"qualification (k={report['k']}, time scale {report['time_scale']:g}"
+                  + (f", adversaries k={report['adversary_k']})" if adversarial else ")"))
+    for column in ("variant", "cell", "healthy", "noop", "oracle") + (("adversaries",) if adversarial else ()) \
+            + ("qualified",):
         table.add_column(column)
     for variant in report["variants"]:
         cells = []
@@ -122,7 +157,20 @@ def _print_table(report: dict) -> None:
             runs = variant["controls"][control]["runs"]
             cells.append(("ok " if variant["controls"][control]["ok"] else "NO ")
                          + " ".join(f"{r['reward']}" if r["status"] == "scored" else r["status"] for r in runs))
+        if adversarial:
+            cells.append(adversary_cell(variant["adversaries"]))
         cell = ", ".join(f"{k}={v}" for k, v in variant["coordinates"].items())
         table.add_row(variant["variant"], cell, *cells, "yes" if variant["ok"] else "NO")
-    Console(width=160).print(table)
+    Console(width=200 if adversarial else 160).print(table)
     print(f"ok: {report['ok']}")
+
+
+def adversary_cell(summary: dict) -> str:
+    """`adv 13/14; PASSED: a, b; fix-now failed; not scored: c` (met/total, then what went wrong)."""
+    parts = [f"adv {summary['met']}/{summary['total']}"]
+    if summary["passing"]:
+        parts.append("PASSED: " + ", ".join(summary["passing"]))
+    parts += [f"{name} failed" for name in summary["failed_controls"]]
+    if summary["unscored"]:
+        parts.append("not scored: " + ", ".join(summary["unscored"]))
+    return "; ".join(parts)

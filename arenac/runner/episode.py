@@ -223,7 +223,7 @@ class _Episode:
         self.broker = adapters.start_broker(self.bundle, self.stack, self.scratch, self.log, self.declared.set,
                                             sandboxed=sandboxed)
         self.state.record_pids(self.scratch, {})
-        agent = AgentSpec.parse(self.options.agent, self.bundle.directory / "oracle" / "solve.sh")
+        agent = AgentSpec.parse(self.options.agent, self.bundle.solve_script)
         account, self.account_lock = claim_agent_account(self.state.root)
         launch = AgentLaunch(workdir=self.scratch / "agent" / "work", tools_dir=self.broker.tools_dir,
                              broker_dir=self.broker.socket_dir, instruction=self.bundle.instruction_bytes,

@@ -7,6 +7,11 @@
 A void or infrastructure-failed run never satisfies an expectation. Results go to
 `qualification.json` with a top-level "ok".
 
+With `adversarial`, every strategy of the built-in suite (arenac/runner/adversaries) also runs
+against every variant, `adversary_k` times (1 by default; `k` is for the three controls): each
+must-fail strategy must be scored with reward 0, and the `fix-now` control must be scored with
+reward 1. A variant with a passing adversary, or a failing fix-now, does not qualify.
+
 Variants whose healthy controls are the same experiment share them (`healthy_key`): with no fault
 injected, an episode runs the vendored substrate chart alone, and the no-op agent uses no tool, so
 it depends on the plan's timeline, load, snapshots, challenges and gates, not on the variant's
@@ -24,6 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from arenac.runner import adversaries as suite
 from arenac.runner.bundle import RunnableBundle
 from arenac.runner.episode import EpisodeOptions, EpisodeResult, Isolation, run_episode
 from arenac.runner.records import write_json
@@ -44,13 +50,18 @@ class ControlRun:
     result: EpisodeResult
 
     @property
+    def expected(self) -> str:
+        if self.control.startswith(suite.PREFIX):
+            return suite.get(self.control[len(suite.PREFIX):]).expected
+        return next(c[3] for c in CONTROLS if c[0] == self.control)
+
+    @property
     def satisfied(self) -> bool:
-        expected = next(c[3] for c in CONTROLS if c[0] == self.control)
         if self.result.status == "failed":  # the agent broke what the harness needed: a failure, scored
-            return expected == "fail"
+            return self.expected == "fail"
         if self.result.status != "scored":
             return False
-        return (self.result.reward == 1) == (expected == "pass")
+        return (self.result.reward == 1) == (self.expected == "pass")
 
 
 def healthy_key(bundle: RunnableBundle) -> str:
@@ -65,17 +76,26 @@ def healthy_key(bundle: RunnableBundle) -> str:
     return digest.hexdigest()
 
 
+def adversary_controls(strategies: list[str] | None = None) -> tuple[tuple[str, str, bool, str], ...]:
+    """The suite's strategies as controls (name, agent, inject faults, expected); all by default."""
+    chosen = [suite.get(name) for name in strategies] if strategies else list(suite.STRATEGIES)
+    return tuple((suite.PREFIX + s.name, suite.PREFIX + s.name, True, s.expected) for s in chosen)
+
+
 def qualify(bundles: list[RunnableBundle], k: int, time_scale: float, out: Path, jobs: int = 1,
-            stop: threading.Event | None = None, on_result=None, isolation: Isolation = Isolation()) -> dict:
+            stop: threading.Event | None = None, on_result=None, adversarial: bool = False,
+            adversary_k: int = 1, strategies: list[str] | None = None, isolation: Isolation = Isolation()) -> dict:
     stop = stop or threading.Event()
     healthy_of: dict[str, RunnableBundle] = {}  # healthy key -> the bundle whose healthy runs are shared
     representative = {id(b): healthy_of.setdefault(healthy_key(b), b) for b in bundles}
     work = [(bundle, control, index) for bundle in bundles for control in CONTROLS for index in range(k)
             if control[0] != "healthy" or representative[id(bundle)] is bundle]
+    attacks = adversary_controls(strategies) if adversarial else ()
+    work += [(bundle, control, index) for bundle in bundles for control in attacks for index in range(adversary_k)]
 
     def one(item) -> ControlRun:
         bundle, (name, agent, inject, _), index = item
-        run_dir = out / bundle.plan.task / bundle.plan.variant / f"{name}-{index + 1}"
+        run_dir = out / bundle.plan.task / bundle.plan.variant / f"{name.replace(':', '-')}-{index + 1}"
         if stop.is_set():  # interrupted: the episodes not yet started are not started at all
             return ControlRun(bundle, name, index, EpisodeResult(run_dir, "infra_error", 0, False, False, 0.0))
         options = EpisodeOptions(agent=agent, time_scale=time_scale, out=run_dir, inject_faults=inject,
@@ -90,6 +110,8 @@ def qualify(bundles: list[RunnableBundle], k: int, time_scale: float, out: Path,
         runs = list(pool.map(one, work))
     report = {"ok": all(r.satisfied for r in runs), "k": k, "time_scale": time_scale, "jobs": max(1, jobs),
               "wall_s": round(time.monotonic() - started, 1), "variants": []}
+    if adversarial:
+        report["adversary_k"] = adversary_k
     for bundle in bundles:
         controls = {}
         for name, _, _, expected in CONTROLS:
@@ -104,8 +126,35 @@ def qualify(bundles: list[RunnableBundle], k: int, time_scale: float, out: Path,
             }
             if source is not bundle:
                 controls[name]["shared_from"] = source.plan.variant
-        report["variants"].append({"task": bundle.plan.task, "variant": bundle.plan.variant,
-                                   "coordinates": bundle.plan.coordinates, "controls": controls,
-                                   "ok": all(c["ok"] for c in controls.values())})
+        entry = {"task": bundle.plan.task, "variant": bundle.plan.variant, "coordinates": bundle.plan.coordinates,
+                 "controls": controls, "ok": all(c["ok"] for c in controls.values())}
+        if adversarial:
+            entry["adversaries"] = _adversaries_of([r for r in runs if r.bundle is bundle], attacks, out)
+            entry["ok"] = entry["ok"] and entry["adversaries"]["ok"]
+        report["variants"].append(entry)
     write_json(out / "qualification.json", report)
     return report
+
+
+def _adversaries_of(runs: list[ControlRun], attacks, out: Path) -> dict:
+    """Each strategy's runs on one variant, and the summary: how many met their expectation, the
+    must-fail strategies that passed, the ones that were not scored (void, infra_error)."""
+    strategies, passing, unscored = {}, [], []
+    for name, _, _, expected in attacks:
+        mine = [r for r in runs if r.control == name]
+        short = name[len(suite.PREFIX):]
+        strategies[short] = {
+            "expected": expected, "ok": bool(mine) and all(r.satisfied for r in mine),
+            "runs": [{"status": r.result.status, "reward": r.result.reward, "outcome": r.result.outcome,
+                      "safe_repair": r.result.safe_repair, "met": r.satisfied, "wall_s": r.result.wall_s,
+                      "run_dir": r.result.out.relative_to(out).as_posix()} for r in mine],
+        }
+        if any(r.result.status == "scored" and r.result.reward == 1 and expected == "fail" for r in mine):
+            passing.append(short)
+        if any(r.result.status != "scored" for r in mine):
+            unscored.append(short)
+    met = sum(1 for s in strategies.values() if s["ok"])
+    return {"ok": met == len(strategies), "met": met, "total": len(strategies), "passing": passing,
+            "unscored": unscored,
+            "failed_controls": [n for n, s in strategies.items() if s["expected"] == "pass" and not s["ok"]],
+            "strategies": strategies}

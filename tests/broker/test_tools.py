@@ -70,10 +70,6 @@ def test_declare_and_wait_until_healthy(episode: Callable[..., Episode]) -> None
     e = episode("confined", time_scale=0.1)
     healthy = e.run("wait-until-healthy", "--timeout", "30s")
     assert healthy.returncode == 0 and healthy.stdout.startswith("healthy after")
-    assert e.declared == []
-    assert e.run("declare_repair_complete").returncode == 0
-    assert e.run("declare_repair_complete").stdout == "the repair was already declared complete\n"
-    assert e.declared == [1.0]  # the runner hears it once
 
     stack = e.cluster.stack  # a service that cannot start: waits, then fails naming it
     stack.set_service_image("auth", "0.0.0")
@@ -87,6 +83,16 @@ def test_declare_and_wait_until_healthy(episode: Callable[..., Episode]) -> None
     finally:
         stack.set_service_image("auth", "1.4.2")
         stack.restart_service("auth")
+
+    assert e.declared == []
+    assert e.run("declare_repair_complete").returncode == 0
+    assert e.run("declare_repair_complete").stdout == "the repair was already declared complete\n"
+    assert e.declared == [1.0]  # the runner hears it once
+    # after the declaration nothing more lands, not even a call racing the freeze
+    late = e.run("admin-api", "channel", "GET", "/admin/event")
+    assert late.returncode == 1 and "declared complete; no further actions" in late.stderr
+    assert (e.actions[-1]["tool"], e.actions[-1]["allowed"], e.actions[-1]["reason"]) == (
+        "admin-api", False, "after the declaration")
 
 
 def test_token_tool_list_and_action_log(episode: Callable[..., Episode], tmp_path: Path) -> None:
