@@ -457,3 +457,26 @@ def test_a_macro_calls_mistakes_read_the_same_in_both_forms(call):
     braced = BRACED.replace(f"use {default}", f"use {call}")
     found = diagnostics(short)
     assert found and found == [(code, message, text.removeprefix("use ")) for code, message, text in diagnostics(braced)]
+
+
+def test_protect_queue_lowers_to_its_own_check_and_a_mixed_line_to_two():
+    alone = spec().replace("    protect table(messages)\n", "    protect queue(fanout)\n")
+    safety = compile_text(alone).tasks[0].lowered.spec.gates.safety
+    assert [c.kind for c in safety] == ["survives_restart", "changes_only", "guard", "protect_queue", "invariant"]
+    assert safety[3].queues == ("fanout",)
+    mixed = spec().replace("protect table(messages)", "protect table(messages), queue(fanout)")
+    safety = compile_text(mixed).tasks[0].lowered.spec.gates.safety
+    assert [c.kind for c in safety] == ["survives_restart", "changes_only", "guard", "protect", "protect_queue",
+                                        "invariant"]
+    assert [str(t) for t in safety[3].targets] == ["table(messages)"]
+
+
+@pytest.mark.parametrize("statement, code, message", [
+    ("protect queue(fanuot)", "E0203", "unknown queue 'fanuot'"),
+    ("protect queue()", "E0206", "queue(...) needs a name"),
+    ("protect queu(fanout)", "E0204", "unknown target kind 'queu'"),
+])
+def test_protect_queue_mistakes(statement, code, message):
+    with pytest.raises(DiagnosticError) as raised:
+        compile_text(spec().replace("protect table(messages)", statement))
+    assert [(d.code, d.message) for d in raised.value.diagnostics] == [(code, message)]
