@@ -310,6 +310,7 @@ BRACED = """task minimal {
 SPELLED_OUT = BRACED.replace("    use standard_safety(service: message)\n", """    survives restart(message)
     changes only config(message)
     use messages_intact()
+    use notifications_intact()
 """)
 
 
@@ -357,10 +358,11 @@ def test_one_line_gates_and_the_default_oracle_lower_identically(other, tmp_path
     assert manifests[0]["artefacts"] == manifests[1]["artefacts"]
 
 
-def test_standard_safety_expands_like_its_three_lines_and_its_oracle_passes_the_checks():
+def test_standard_safety_expands_like_its_four_lines_and_its_oracle_passes_the_checks():
     task = compile_text(MINIMAL).tasks[0]
     spec = task.lowered.spec
-    assert [c.kind for c in spec.gates.safety] == ["survives_restart", "changes_only", "protect", "invariant"]
+    assert [c.kind for c in spec.gates.safety] == ["survives_restart", "changes_only", "protect", "invariant",
+                                                   "protect_queue"]
     assert spec.gates.safety[0].services == ("message",)
     assert [str(t) for t in spec.gates.safety[1].targets] == ["config(message)"]
     # the config layer through scoped_kubectl is built (protect, changes only, guards all hold);
