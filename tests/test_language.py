@@ -310,6 +310,7 @@ BRACED = """task minimal {
 SPELLED_OUT = BRACED.replace("    use standard_safety(service: message)\n", """    survives restart(message)
     changes only config(message)
     use messages_intact()
+    use notifications_intact()
 """)
 
 
@@ -357,10 +358,11 @@ def test_one_line_gates_and_the_default_oracle_lower_identically(other, tmp_path
     assert manifests[0]["artefacts"] == manifests[1]["artefacts"]
 
 
-def test_standard_safety_expands_like_its_three_lines_and_its_oracle_passes_the_checks():
+def test_standard_safety_expands_like_its_four_lines_and_its_oracle_passes_the_checks():
     task = compile_text(MINIMAL).tasks[0]
     spec = task.lowered.spec
-    assert [c.kind for c in spec.gates.safety] == ["survives_restart", "changes_only", "protect", "invariant"]
+    assert [c.kind for c in spec.gates.safety] == ["survives_restart", "changes_only", "protect", "invariant",
+                                                   "protect_queue"]
     assert spec.gates.safety[0].services == ("message",)
     assert [str(t) for t in spec.gates.safety[1].targets] == ["config(message)"]
     # the config layer through scoped_kubectl is built (protect, changes only, guards all hold);
@@ -457,3 +459,26 @@ def test_a_macro_calls_mistakes_read_the_same_in_both_forms(call):
     braced = BRACED.replace(f"use {default}", f"use {call}")
     found = diagnostics(short)
     assert found and found == [(code, message, text.removeprefix("use ")) for code, message, text in diagnostics(braced)]
+
+
+def test_protect_queue_lowers_to_its_own_check_and_a_mixed_line_to_two():
+    alone = spec().replace("    protect table(messages)\n", "    protect queue(fanout)\n")
+    safety = compile_text(alone).tasks[0].lowered.spec.gates.safety
+    assert [c.kind for c in safety] == ["survives_restart", "changes_only", "guard", "protect_queue", "invariant"]
+    assert safety[3].queues == ("fanout",)
+    mixed = spec().replace("protect table(messages)", "protect table(messages), queue(fanout)")
+    safety = compile_text(mixed).tasks[0].lowered.spec.gates.safety
+    assert [c.kind for c in safety] == ["survives_restart", "changes_only", "guard", "protect", "protect_queue",
+                                        "invariant"]
+    assert [str(t) for t in safety[3].targets] == ["table(messages)"]
+
+
+@pytest.mark.parametrize("statement, code, message", [
+    ("protect queue(fanuot)", "E0203", "unknown queue 'fanuot'"),
+    ("protect queue()", "E0206", "queue(...) needs a name"),
+    ("protect queu(fanout)", "E0204", "unknown target kind 'queu'"),
+])
+def test_protect_queue_mistakes(statement, code, message):
+    with pytest.raises(DiagnosticError) as raised:
+        compile_text(spec().replace("protect table(messages)", statement))
+    assert [(d.code, d.message) for d in raised.value.diagnostics] == [(code, message)]

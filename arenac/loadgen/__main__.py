@@ -4,6 +4,7 @@ agent's reach).
     python -m arenac.loadgen --profile PROFILE.json --target URL --out LEDGER.json
         [--time-scale S] [--duration-s N | --cycles N] [--seed N] [--ready-file F] [--anchor-unix T]
         [--substrate spine|plain] [--client-timeout-s X] [--drain-s X] [--flush-s X] [--live-file F]
+        [--acks-out ACKS.jsonl]
 
 PROFILE.json is a LoadProfile (`LoadProfile.model_dump()`), or an object with one under "profile".
 `--duration-s` is in plan seconds (omit it to run until SIGTERM/SIGINT). The first SIGTERM or
@@ -47,6 +48,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--flush-s", type=float, default=FLUSH_S, help="ledger rewrite interval (real seconds)")
     parser.add_argument("--live-file", type=Path, default=None,
                         help="live view (LiveView.read), rewritten twice a second")
+    parser.add_argument("--acks-out", type=Path, default=None,
+                        help="acknowledged writes, one JSON line each (arenac/loadgen/acks.py)")
     return parser.parse_args(argv)
 
 
@@ -87,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
                            substrate=args.substrate, cycles=args.cycles, seed=args.seed, anchor_unix=args.anchor_unix,
                            client_timeout_s=args.client_timeout_s, flush_s=args.flush_s,
                            ready_file=args.ready_file, live_file=args.live_file, drain_s=args.drain_s,
-                           abort_event=abort)
+                           abort_event=abort, acks_out=args.acks_out)
     except (SetupError, ValueError) as exc:
         print(f"loadgen: {exc}", file=sys.stderr)
         return 2

@@ -18,6 +18,8 @@ Contract:
   is written, its phases cut where the generator stopped. `abort_event` (a second SIGTERM in
   the CLI) cuts the wait short: requests still in flight are then recorded as errors at the
   latency they had reached.
+- Acknowledged writes (`acks_out`, arenac/loadgen/acks.py): the route client records every write
+  answered as accepted; the file is appended on every tick and completed with the final ledger.
 - `run_load(...)` runs all that and returns a `RunSummary` (counts, start lag of the generator
   itself: how late it started requests, a measure of its own overhead).
 """
@@ -39,6 +41,7 @@ from pathlib import Path
 
 import aiohttp
 
+from arenac.loadgen.acks import AckLog
 from arenac.loadgen.ledger import Key, Ledger, atomic_write, new_histogram, to_micros
 from arenac.loadgen.plan import Plan, make_plan
 from arenac.loadgen.routes import Call, RouteClient, RouteMix, route_client
@@ -74,7 +77,9 @@ class Generator:
                  out: Path, cycles: int | None = None, seed: int = 1, anchor_unix: float | None = None,
                  client_timeout_s: float = CLIENT_TIMEOUT_S, flush_s: float = FLUSH_S,
                  ready_file: Path | None = None, live_file: Path | None = None, drain_s: float | None = None,
-                 stop_event: threading.Event | None = None, abort_event: threading.Event | None = None) -> None:
+                 stop_event: threading.Event | None = None, abort_event: threading.Event | None = None,
+                 acks_out: Path | None = None) -> None:
+        self.acks_out = acks_out
         self.mix = RouteMix(profile.mix)
         self.profile = profile
         self.client = client
@@ -113,6 +118,8 @@ class Generator:
                 self.duration_s = plan.warmup_s + self.cycles * plan.cycle_s
             zero = loop.time() + (plan.clock_zero_unix - time.time())  # the clock zero on the loop's clock
             ledger = Ledger(plan, self.timeout, clock=lambda: (loop.time() - zero) / self.time_scale)
+            if self.acks_out is not None:
+                self.client.acks = AckLog(Path(self.acks_out), ledger.clock)
             if self.ready_file is not None:
                 ready = {"pid": os.getpid(), **plan.describe()}
                 atomic_write(Path(self.ready_file), json.dumps(ready, sort_keys=True) + "\n")
@@ -127,6 +134,8 @@ class Generator:
                 ledger.write(self.out, self._ledger_end(ledger))
                 if self.live_file is not None:
                     atomic_write(Path(self.live_file), ledger.live_document() + "\n")
+                if self.client.acks is not None:
+                    self.client.acks.flush()
         p99_lag = self._lags.get_value_at_percentile(99) / 1e6 if self._lags.get_total_count() else 0.0
         return RunSummary(plan.clock_zero_unix, self._ledger_end(ledger), ledger.requests, ledger.errors,
                           self._max_lag, p99_lag, self._last_start - self._first_start, dict(self._error_kinds))
@@ -218,6 +227,8 @@ class Generator:
             ledger.settle()
             now = loop.time()
             try:
+                if self.client.acks is not None:
+                    self.client.acks.flush()
                 if now >= next_write:
                     ledger.write(self.out, self._ledger_end(ledger))
                     next_write = now + self.flush_s
@@ -233,11 +244,11 @@ def run_load(profile: LoadProfile, target: str, time_scale: float, duration_s: f
              seed: int = 1, anchor_unix: float | None = None, client_timeout_s: float = CLIENT_TIMEOUT_S,
              flush_s: float = FLUSH_S, ready_file: Path | None = None, live_file: Path | None = None,
              drain_s: float | None = None, abort_event: threading.Event | None = None,
-             client_factory: Callable[[str], RouteClient] | None = None) -> RunSummary:
+             client_factory: Callable[[str], RouteClient] | None = None, acks_out: Path | None = None) -> RunSummary:
     """Drive `profile` against `target` until `duration_s` plan seconds or `stop_event`; write `out`."""
     client = client_factory(target) if client_factory else route_client(substrate, target, profile.mix)
     generator = Generator(profile, client, time_scale, duration_s=duration_s, out=out, cycles=cycles, seed=seed,
                           anchor_unix=anchor_unix, client_timeout_s=client_timeout_s, flush_s=flush_s,
                           ready_file=ready_file, live_file=live_file, drain_s=drain_s,
-                          stop_event=stop_event, abort_event=abort_event)
+                          stop_event=stop_event, abort_event=abort_event, acks_out=acks_out)
     return asyncio.run(generator.run())

@@ -9,7 +9,9 @@ Contract:
 - `SpineClient` (substrate `spine`, routes of library/substrates/spine/substrate.yaml): logs every
   seeded user in during setup and keeps their tokens; each request draws a route from the mix,
   then a user and a channel (the same draws, in the same order, as `arenac calibrate`). `read`
-  asks for the messages after the highest seq it has seen sent to the channel minus 20.
+  asks for the messages after the highest seq it has seen sent to the channel minus 20. A send's
+  text is `load N` (N counts the client's sends), and when `acks` is set (an `AckLog`) every send
+  answered 201 is recorded there with the id and seq the answer returned (arenac/loadgen/acks.py).
 - `PlainClient` (substrate `plain`, for benchmarks and tests): route NAME is `GET {target}/NAME`.
 """
 
@@ -24,6 +26,7 @@ from typing import Any
 
 import aiohttp
 
+from arenac.loadgen.acks import AckLog
 from arenac.substrate.spine.seed import CHANNELS, MESSAGES_PER_CHANNEL, USERS
 
 
@@ -61,6 +64,7 @@ class RouteClient:
 
     def __init__(self, target: str) -> None:
         self.target = target.rstrip("/")
+        self.acks: AckLog | None = None  # where acknowledged writes go (the generator sets it)
 
     async def setup(self, session: aiohttp.ClientSession) -> None:
         """Prepare the target (log users in...) before the clock starts."""
@@ -100,6 +104,7 @@ class SpineClient(RouteClient):
         super().__init__(target)
         self.tokens: dict[str, str] = {}
         self.last_seq = {name: MESSAGES_PER_CHANNEL for name, _ in CHANNELS}
+        self.sends = 0
 
     async def setup(self, session: aiohttp.ClientSession) -> None:
         method, path = self.PATHS["login"]
@@ -124,19 +129,26 @@ class SpineClient(RouteClient):
         if route == "channels":
             return Call(method, url)
         if route == "send":
-            return Call(method, url, json={"text": "load"}, headers=auth,
-                        on_reply=lambda status, body: self._sent(channel, status, body))
+            self.sends += 1
+            text = f"load {self.sends}"
+            return Call(method, url, json={"text": text}, headers=auth,
+                        on_reply=lambda status, body: self._sent(channel, user, text, status, body))
         if route == "read":
             after = max(0, self.last_seq[channel] - self.READ_BACK)
             return Call(method, url, params={"after": str(after)}, headers=auth)
         return Call(method, url, headers=auth)
 
-    def _sent(self, channel: str, status: int, body: bytes) -> None:
+    def _sent(self, channel: str, user: str, text: str, status: int, body: bytes) -> None:
         if status == 201:
             try:
-                self.last_seq[channel] = max(self.last_seq[channel], int(json.loads(body)["seq"]))
+                answer = json.loads(body)
+                seq = int(answer["seq"])
             except (ValueError, KeyError, TypeError):
-                pass
+                return
+            self.last_seq[channel] = max(self.last_seq[channel], seq)
+            if self.acks is not None and answer.get("id") is not None:
+                self.acks.record(table="messages", id=int(answer["id"]), channel=channel, seq=seq, author=user,
+                                 text=text)
 
 
 SUBSTRATES = ("spine", "plain")

@@ -2,7 +2,9 @@
 
 The outcome gate holds measured predicates; the safety gate holds survives / changes
 only / guard / protect / invariant checks. Targets (`config(message.DB_POOL_SIZE)`,
-`table(messages)`, ...) are resolved against the substrate descriptor.
+`table(messages)`, ...) are resolved against the substrate descriptor. `protect queue(q)`
+names a queue of the descriptor and lowers to its own check (`ProtectQueue`); a `protect`
+line that names queues and other targets lowers to a `Protect` and a `ProtectQueue`.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from arenac.model.gates import (
     Invariant,
     Predicate,
     Protect,
+    ProtectQueue,
     SafetyCheck,
     SurvivesRestart,
     SurvivesRetrigger,
@@ -30,6 +33,7 @@ from arenac.units import Dimension, format_quantity
 
 GATE_NAMES = ("outcome", "safety")
 TARGET_KINDS = ("config", "event", "release", "db_setting", "grant", "table", "redis", "session", "sequence")
+PROTECT_KINDS = ("table", "sequence", "config", "release", "queue")  # queue(...): a ProtectQueue check
 _MAX_MACRO_DEPTH = 8
 _EXAMPLE_TARGETS = {"config": "message.DB_POOL_SIZE", "event": "channel.read_consistency_strict",
                     "table": "messages", "sequence": "messages.seq", "release": "message"}
@@ -84,10 +88,11 @@ class GateLowering:
         if gate != "safety":
             self.errors.error("E0503", "safety checks belong in the safety gate", stmt.span)
             return
-        check = self._safety(stmt)
-        if check is not None:
-            self.spans[f"safety:{len(safety)}"] = stmt.span
-            safety.append(check)
+        checks = self._protect(stmt) if isinstance(stmt, ast.Protect) else [self._safety(stmt)]
+        for check in checks:
+            if check is not None:
+                self.spans[f"safety:{len(safety)}"] = stmt.span
+                safety.append(check)
 
     def _expand(self, gate: str, use: ast.MacroUse, outcome: list, safety: list, depth: int) -> None:
         name = use.call.func.text
@@ -128,15 +133,43 @@ class GateLowering:
             groups = [self.targets(call) for call in stmt.targets]
             ok = all(g is not None for g in groups)
             return ChangesOnly(targets=tuple(t for g in groups for t in g)) if ok else None
-        if isinstance(stmt, ast.Protect):
-            groups = [self.targets(call, kinds=("table", "sequence", "config", "release")) for call in stmt.targets]
-            ok = all(g is not None for g in groups)
-            return Protect(targets=tuple(t for g in groups for t in g)) if ok else None
         if isinstance(stmt, ast.Guard):
             return self._guard(stmt)
         if isinstance(stmt, ast.Invariant):
             return self._invariant(stmt)
         return None  # pragma: no cover (the grammar admits nothing else)
+
+    def _protect(self, stmt: ast.Protect) -> list[SafetyCheck]:
+        """`protect table(messages), queue(fanout)`: the data targets and the queues, each a check."""
+        data = [call for call in stmt.targets if call.func.text != "queue"]
+        queues = [call for call in stmt.targets if call.func.text == "queue"]
+        groups = [self.targets(call, kinds=PROTECT_KINDS) for call in data]
+        names = [self._queues(call) for call in queues]
+        if any(g is None for g in groups) or any(n is None for n in names):
+            return []
+        checks: list[SafetyCheck] = []
+        if data:
+            checks.append(Protect(targets=tuple(t for g in groups for t in g)))
+        if queues:
+            checks.append(ProtectQueue(queues=tuple(dict.fromkeys(q for n in names for q in n))))
+        return checks
+
+    def _queues(self, call: ast.Call) -> list[str] | None:
+        known = [q.name for q in self.ctx.substrate.queues]
+        found = []
+        for arg in call.args:
+            ref = self.ctx.bind(arg.alternatives[0])
+            if arg.name is not None or len(arg.alternatives) != 1 or not isinstance(ref, ast.Ref):
+                self.errors.error("E0305", "queue(...) takes queue names such as fanout", arg.span)
+                return None
+            if ref.text not in known:
+                self.errors.error("E0203", f"unknown queue '{ref.text}'", ref.span, did_you_mean(ref.text, known))
+                return None
+            found.append(ref.text)
+        if not found:
+            self.errors.error("E0206", "queue(...) needs a name", call.span)
+            return None
+        return found
 
     def _survives(self, stmt: ast.Survives) -> SafetyCheck | None:
         kind = stmt.call.func.text

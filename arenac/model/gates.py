@@ -80,6 +80,14 @@ class Protect(Model):
     targets: tuple[Target, ...]
 
 
+class ProtectQueue(Model):
+    """`protect queue(fanout)`: every accepted event of an acknowledged write is still queued or
+    was delivered at soak end (none was dropped)."""
+
+    kind: Literal["protect_queue"] = "protect_queue"
+    queues: tuple[str, ...]
+
+
 class Invariant(Model):
     kind: Literal["invariant"] = "invariant"
     sequence: str  # table.column
@@ -87,7 +95,7 @@ class Invariant(Model):
 
 
 SafetyCheck = Annotated[
-    Union[SurvivesRestart, SurvivesRetrigger, ChangesOnly, Guard, Protect, Invariant],
+    Union[SurvivesRestart, SurvivesRetrigger, ChangesOnly, Guard, Protect, ProtectQueue, Invariant],
     Field(discriminator="kind"),
 ]
 

@@ -22,8 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arenac.faults import touched_targets
+from arenac.loadgen.acks import AckLog
 from arenac.loadgen.generator import CLIENT_TIMEOUT_S
 from arenac.runner import harness_adapters as adapters
+from arenac.runner.acked import record_acked_state
 from arenac.runner.agents import AgentLaunch, AgentSpec, claim_agent_account, start_agent
 from arenac.runner.bundle import RunnableBundle
 from arenac.runner.clock import EpisodeClock
@@ -189,6 +191,7 @@ class _Episode:
         self.state.record_pids(self.scratch, self.stack.pids())
         _harden(self.scratch / "substrate")
         self.io = HarnessIO(endpoints)
+        self.io.acks = AckLog(self.evidence / "harness_acks.jsonl", clock.now, source="harness", autoflush=True)
         log("provisioned", pids=len(self.stack.pids()), real_s=round(time.monotonic() - self.started, 3))
 
         adapters.copy_grading_inputs(self.bundle, self.evidence)  # live checks may refer to the baseline
@@ -268,6 +271,9 @@ class _Episode:
         log("soak", start=soak_start, end=soak_end)
         self._sleep_until(soak_end)
         self._snapshot("soak_end")
+        # what became of every acknowledged write (protect table(messages), protect queue(fanout))
+        self.step = "record of acknowledged writes"
+        write_json(self.evidence / "acked_soak_end.json", record_acked_state(self.io, clock.now(), self.baseline_ids))
 
         challenges: dict = {"restart": [], "retrigger": []}
         self.step = "challenges"

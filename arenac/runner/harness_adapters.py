@@ -48,7 +48,7 @@ def start_loadgen(plan, gateway: str, time_scale: float, ledger: Path, scratch: 
         process = subprocess.Popen(
             [sys.executable, "-m", "arenac.loadgen", "--profile", str(profile), "--target", gateway,
              "--out", str(ledger), "--time-scale", f"{time_scale:g}", "--ready-file", str(ready),
-             "--substrate", plan.substrate, "--flush-s", "0.25",
+             "--substrate", plan.substrate, "--flush-s", "0.25", "--acks-out", str(ledger.with_name("acks.jsonl")),
              # cycles anchored on the Unix epoch, as the substrate schedules its maintenance
              "--anchor-unix", "0"] + (["--live-file", str(live_file)] if live_file else []),
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)

@@ -25,6 +25,7 @@ class HarnessIO:
         self._thread = threading.Thread(target=self._loop.run_forever, name="arenac-harness-io", daemon=True)
         self._thread.start()
         self._held: list[Any] = []
+        self.acks = None  # an arenac.loadgen.acks.AckLog: accepted burst sends are recorded there
 
     # ---- actions ----------------------------------------------------------------------
     def perform(self, action) -> Any:
@@ -111,6 +112,10 @@ class HarnessIO:
                 async with slots:
                     try:
                         async with session.post(url, json={"text": f"burst {index}"}, headers=headers) as reply:
+                            if reply.status == 201 and self.acks is not None:
+                                answer = await reply.json()
+                                self.acks.record(table="messages", id=answer["id"], channel=channel,
+                                                 seq=answer["seq"], author=USERS[0], text=f"burst {index}")
                             return reply.status == 201
                     except (aiohttp.ClientError, TimeoutError):
                         return False

@@ -21,10 +21,13 @@ Contract:
 - guard T op V: the value at soak_end and, when the run has one, after_restart. Numbers
   are compared as numbers (a string such as "16" or "350ms" is parsed); a name compares
   only with == and !=.
-- protect T...: table(t): rows and checksum equal at baseline and soak_end;
+- protect T...: table(t): rows and checksum equal at baseline and soak_end, and every
+  acknowledged write to t (load generator and harness) exists unchanged at soak end,
+  whenever it was written (arenac/verify/acked.py);
   sequence(s): nothing lost and nothing broken (rows and groups do not shrink,
   duplicates and gaps do not grow: traffic appends rows); config/release: no covered
-  item changed.
+  item changed. protect queue(fanout) (`ProtectQueue`): every acknowledged send's event is
+  still queued or was delivered at soak end (arenac/verify/acked.py).
 - invariant sequence(s) dense unique: at soak_end, gaps == 0 (dense), duplicates == 0 (unique).
 - An item the gates need and the baseline snapshot (or the challenge record) lacks is
   the runner's omission: EvidenceError. An item that disappears later is a failure.
@@ -42,11 +45,13 @@ from arenac.model.gates import (
     Invariant,
     Predicate,
     Protect,
+    ProtectQueue,
     SafetyCheck,
     SurvivesRestart,
     SurvivesRetrigger,
 )
 from arenac.units import parse_quantity
+from arenac.verify.acked import AckedWrites, protect_queue, table_writes_intact
 from arenac.verify.evidence import Evidence, EvidenceError, SequenceState, Snapshot
 from arenac.verify.metrics import Measurer, fmt
 from arenac.verify.outcome import compare, evaluate_predicates
@@ -74,6 +79,8 @@ def check_safety(check: SafetyCheck, ctx: SafetyContext) -> Check:
         return _guard(check, ctx.evidence)
     if isinstance(check, Protect):
         return _protect(check, ctx.evidence)
+    if isinstance(check, ProtectQueue):
+        return protect_queue(check, ctx.evidence)
     return _invariant(check, ctx.evidence)
 
 
@@ -314,14 +321,21 @@ def _protect_one(target: Target, before: Snapshot, after: Snapshot) -> tuple[boo
 
 def _protect(check: Protect, evidence: Evidence) -> Check:
     before, after = evidence.snapshot("baseline"), evidence.snapshot("soak_end")
+    acked = AckedWrites(evidence)
     observed, details, passed = {}, [], True
     for target in check.targets:
         ok, record, detail = _protect_one(target, before, after)
+        if target.kind == "table":  # and the rows written since, by every acknowledged write
+            acked_ok, record["acknowledged"], acked_detail = table_writes_intact(acked, target.ref)
+            ok, detail = ok and acked_ok, f"{detail}; {acked_detail}"
         observed[str(target)] = record
         details.append(detail)
         passed = passed and ok
+    threshold = "unchanged from baseline to soak_end" + (
+        "; every acknowledged write present and unchanged at soak_end"
+        if any(t.kind == "table" for t in check.targets) else "")
     return Check(kind="protect", text="protect " + ", ".join(str(t) for t in check.targets), passed=passed,
-                 observed=observed, threshold="unchanged from baseline to soak_end", detail="; ".join(details))
+                 observed=observed, threshold=threshold, detail="; ".join(details))
 
 
 def _invariant(check: Invariant, evidence: Evidence) -> Check:

@@ -13,6 +13,7 @@ from loadgen.stub import profile
 from substrate.spine_client import assert_gone, ports_of
 
 from arenac.loadgen import SpineClient, load_ledger, run_load
+from arenac.loadgen.acks import AckLog, read_acks, write_digest
 from arenac.loadgen.routes import RouteMix
 from arenac.substrate.spine.seed import CHANNELS, MESSAGES_PER_CHANNEL, USERS, substrate_file
 from arenac.substrate.spine.spec import SpineSpec
@@ -36,17 +37,18 @@ def test_spine_calls_make_calibrates_draws_in_its_order() -> None:
     client.tokens = {user: f"token-{user}" for user in USERS}
     mix, rng, reference = RouteMix(dict(LIGHT.mix)), random.Random(3), random.Random(3)
     routes, weights = zip(*sorted(LIGHT.mix.items()))
-    seen = set()
+    seen, sends = set(), 0
     for _ in range(300):
         route = mix.draw(rng)
         call = client.call(route, rng)
+        sends += route == "send"
         assert route == reference.choices(routes, weights)[0]
         user, channel = reference.choice(USERS), reference.choice(CHANNELS)[0]
         method, path = SpineClient.PATHS[route]
         assert (call.method, call.url) == (method, "http://gw" + path.format(channel=channel))
         auth = {"Authorization": f"Bearer token-{user}"}
         expected = {"login": (None, {"user": user}, None), "channels": (None, None, None),
-                    "send": (auth, {"text": "load"}, None), "read": (auth, None, {"after": "20"}),
+                    "send": (auth, {"text": f"load {sends}"}, None), "read": (auth, None, {"after": "20"}),
                     "unread": (auth, None, None)}[route]
         assert (call.headers, call.json, call.params) == expected
         seen.add(route)
@@ -55,6 +57,21 @@ def test_spine_calls_make_calibrates_draws_in_its_order() -> None:
     assert sent.on_reply is not None
     sent.on_reply(201, b'{"seq": 77}')
     assert max(client.last_seq.values()) == 77  # later reads ask for what was sent
+
+
+def test_spine_sends_answered_201_are_recorded_as_acknowledged_writes(tmp_path: Path) -> None:
+    client = SpineClient("http://gw")
+    client.tokens = {user: f"token-{user}" for user in USERS}
+    client.acks = AckLog(tmp_path / "acks.jsonl", clock=lambda: 3.5)
+    first, second, third = (client.call("send", random.Random(seed)) for seed in (1, 2, 3))
+    first.on_reply(201, b'{"seq": 41, "id": 201, "channel": "x"}')
+    second.on_reply(503, b'{"error": "busy"}')  # refused: not acknowledged
+    third.on_reply(201, b'{"seq": 42}')  # no id: nothing to check it by
+    client.acks.flush()
+    (ack,) = read_acks(tmp_path / "acks.jsonl")
+    user, channel = (lambda r: (r.choice(USERS), r.choice(CHANNELS)[0]))(random.Random(1))
+    assert ack == {"t": 3.5, "source": "load", "table": "messages", "id": 201, "channel": channel, "seq": 41,
+                   "author": user, "digest": write_digest(channel, user, "load 1")}
 
 
 @pytest.fixture

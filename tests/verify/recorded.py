@@ -17,6 +17,7 @@ from typing import Any
 
 from hdrh.histogram import HdrHistogram
 
+from arenac.loadgen.acks import write_digest
 from arenac.model.actions import Target
 from arenac.model.gates import BinOp, Const, Metric, Predicate
 from arenac.verify import Verdict, grade
@@ -50,6 +51,38 @@ def healthy_snapshot() -> dict[str, Any]:
         "tables": {"messages": {"rows": 4000, "checksum": "9f2c" * 16}},
         "sequences": {"messages.seq": {"groups": 8, "rows": 4000, "duplicates": 0, "gaps": 0}},
     }
+
+
+MEMBERS = {"general": ["ada", "alan", "barbara"], "eng": ["ada", "grace"]}
+AFTER_ID = 5000  # the messages table's largest id at the baseline snapshot
+ACK_RECORD_T = 260.5  # the soak-end record of the acknowledged writes
+
+
+def healthy_acks() -> list[dict[str, Any]]:
+    """Acknowledged sends every 5 plan seconds from t=10: ids 4998.. (the first ones before the
+    baseline, so at or below AFTER_ID), alternating channels and authors; the last ones arrive
+    after the soak-end record."""
+    acks = []
+    for n, t in enumerate(range(10, 300, 5)):
+        channel = ("general", "eng")[n % 2]
+        author = MEMBERS[channel][n % len(MEMBERS[channel])]
+        acks.append({"t": float(t), "source": "load", "table": "messages", "id": 4998 + n, "channel": channel,
+                     "seq": 41 + n // 2, "author": author, "digest": write_digest(channel, author, f"load {n}")})
+    return acks
+
+
+def healthy_acked_record(acks: list[dict[str, Any]], queued: int = 2) -> dict[str, Any]:
+    """The soak-end record of a run that lost nothing: every write present, the last `queued`
+    judged events still in the Redis queue, the others in every recipient's inbox."""
+    judged = [a for a in acks if a["t"] < ACK_RECORD_T]
+    rows = {str(a["id"]): a["digest"] for a in judged if a["id"] > AFTER_ID}
+    delivered, queue = judged[:len(judged) - queued], [a["id"] for a in judged[len(judged) - queued:]]
+    inboxes = {channel: {user: {"ids": sorted(a["id"] for a in delivered if a["channel"] == channel
+                                              and a["author"] != user), "floor": None} for user in users}
+               for channel, users in MEMBERS.items()}
+    return {"t": ACK_RECORD_T, "messages": {"after_id": AFTER_ID, "rows": rows},
+            "fanout": {"queue": "spine:fanout", "pending": [], "queued": queue, "members": MEMBERS,
+                       "inbox_cap": 500, "inboxes": inboxes}}
 
 
 # ---- gate builders -------------------------------------------------------------------
@@ -107,6 +140,9 @@ class RecordedRun:
         self.safety: list = []
         self.harness_changes: list[dict[str, Any]] = []  # {"t", "what", "targets"}
         self.task, self.variant = "recorded", "recorded-00000000"
+        self.acks: list[dict[str, Any]] = healthy_acks()
+        self.harness_acks: list[dict[str, Any]] | None = None  # None: no harness_acks.jsonl
+        self.acked_record: dict[str, Any] | None = healthy_acked_record(self.acks)  # None: not written
 
     # ---- editing -------------------------------------------------------------------
     def phase_at(self, t: float) -> str:
@@ -153,8 +189,14 @@ class RecordedRun:
         files.update({f"snapshots/{label}.json": snap for label, snap in self.snapshots.items()})
         if self.harness_changes:
             files["harness_changes.json"] = {"changes": self.harness_changes}
+        if self.acked_record is not None:
+            files["acked_soak_end.json"] = self.acked_record
         for name, data in files.items():
             (evidence / name).write_text(json.dumps(data, sort_keys=True, indent=1) + "\n")
+        lines = {"acks.jsonl": self.acks, "harness_acks.jsonl": self.harness_acks}
+        for name, acks in lines.items():
+            if acks is not None:
+                (evidence / name).write_text("".join(json.dumps(a, sort_keys=True) + "\n" for a in acks))
         return self.run_dir
 
     def grade(self) -> Verdict:

@@ -1,0 +1,111 @@
+"""Live: a spine stack under the load generator, its acknowledged writes recorded, then graded as an
+episode would be at soak end. Untouched, `protect table(messages)` and `protect queue(fanout)` pass;
+deleting acknowledged messages written after the baseline while keeping the sequences dense fails
+`protect` (the old baseline checksum alone passed it); flushing Redis fails the queue check."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from loadgen.stub import profile
+from substrate.spine_client import assert_gone, ports_of
+from verify.recorded import RecordedRun, target
+
+from arenac.loadgen import run_load
+from arenac.loadgen.acks import read_acks
+from arenac.model.gates import Invariant, Protect, ProtectQueue
+from arenac.runner.acked import record_acked_state
+from arenac.runner.harness_io import HarnessIO
+from arenac.runner.snapshot import _sequence_state, _table_state
+from arenac.substrate.spine.spec import SpineSpec
+from arenac.substrate.spine.stack import SpineStack
+
+SCALE = 0.1
+# mostly sends: a warm-up, then one short cycle
+SENDS = profile([("peak", 20, 40), ("trough", 10, 10)], {"send": 4, "read": 1}, warmup=(10, 20))
+GATES = [Protect(targets=(target("table", "messages"),)), ProtectQueue(queues=("fanout",)),
+         Invariant(sequence="messages.seq", properties=("dense", "unique"))]
+
+
+@pytest.fixture
+def stack(tmp_path: Path):
+    stack = SpineStack(tmp_path / "stack", SpineSpec().with_sets([f"TIME_SCALE={SCALE}"]))
+    stack.start()
+    endpoints, pids = stack.endpoints, list(stack.pids().values())
+    io = HarnessIO(endpoints)
+    try:
+        yield stack, io
+    finally:
+        io.close()
+        stack.stop()
+        assert_gone(pids, ports_of(endpoints))
+
+
+def state(io: HarnessIO, upto: int | None) -> dict:
+    return {"tables": {"messages": _table_state(io, "messages", upto)},
+            "sequences": {"messages.seq": _sequence_state(io, "messages.seq")}}
+
+
+def grade(tmp_path: Path, name: str, io: HarnessIO, acks: list[dict], baseline: dict, after_id: int, now):
+    """An evidence directory of the run so far, graded: the checks by kind."""
+    run = RecordedRun(tmp_path / name, time_scale=SCALE)
+    run.snapshots["baseline"].update(baseline)
+    run.snapshots["soak_end"].update(state(io, after_id))
+    run.acks = acks
+    run.acked_record = record_acked_state(io, now(), {"messages": after_id})
+    run.outcome, run.safety = [], list(GATES)
+    verdict = run.grade()
+    return {check.kind: check for check in verdict.gates.safety.checks}
+
+
+def test_lost_acknowledged_writes_fail_protect_and_the_queue_check(stack, tmp_path: Path) -> None:
+    spine, io = stack
+    ready, acks_file = tmp_path / "ready.json", tmp_path / "acks.jsonl"
+    load = threading.Thread(target=run_load, args=(SENDS, spine.endpoints.gateway, SCALE, 40.0,
+                                                   tmp_path / "ledger.json"),
+                            kwargs={"ready_file": ready, "acks_out": acks_file, "flush_s": 0.25})
+    load.start()
+    try:
+        while not ready.exists():
+            time.sleep(0.05)
+        zero = json.loads(ready.read_text())["clock_zero_unix"]
+
+        def now() -> float:
+            return (time.time() - zero) / SCALE
+
+        time.sleep(1.0)  # the warm-up's writes, then the baseline
+        after_id = int(io.query("SELECT coalesce(max(id), 0) FROM messages")[0][0])
+        baseline = state(io, after_id)
+    finally:
+        load.join(timeout=30)
+    acks = read_acks(acks_file)
+    newer = [a for a in acks if a["id"] > after_id]
+    assert len(newer) > 50, (len(acks), after_id)  # traffic after the baseline, each write answered with its id
+    assert {a["source"] for a in acks} == {"load"}
+
+    checks = grade(tmp_path, "untouched", io, acks, baseline, after_id, now)
+    assert all(c.passed for c in checks.values()), {k: c.detail for k, c in checks.items()}
+
+    # delete a channel's three newest acknowledged messages and wind its sequencer back: dense, unique
+    channel = max({a["channel"] for a in newer}, key=lambda c: sum(a["channel"] == c for a in newer))
+    gone = [int(i) for (i,) in io.query(
+        f"SELECT m.id FROM messages m JOIN channels c ON c.id = m.channel_id WHERE c.name = '{channel}' "
+        f"AND m.id > {after_id} ORDER BY m.seq DESC LIMIT 3")]
+    io.sql("postgres", f"DELETE FROM messages WHERE id IN ({', '.join(map(str, gone))}); "
+           "UPDATE channels c SET last_seq = (SELECT max(seq) FROM messages WHERE channel_id = c.id)")
+    checks = grade(tmp_path, "deleted", io, acks, baseline, after_id, now)
+    assert checks["invariant"].passed, checks["invariant"].detail  # the sequences stay dense and unique
+    protect = checks["protect"]
+    assert not protect.passed
+    assert "checksum unchanged" in protect.detail  # what the old check saw: nothing
+    assert protect.observed["table(messages)"]["acknowledged"]["missing"] == sorted(gone)
+
+    io.redis("FLUSHALL")
+    checks = grade(tmp_path, "flushed", io, acks, baseline, after_id, now)
+    queue = checks["protect_queue"]
+    assert not queue.passed, queue.detail
+    assert len(queue.observed["queue(fanout)"]["dropped"]) > 50
