@@ -270,7 +270,7 @@ class _Episode:
         self.threads.append(thread)
 
     def _snapshot(self, label: str) -> None:
-        snapshot = take_snapshot(self.io, self.plan, self.clock.now(), self.baseline_ids)
+        snapshot = take_snapshot(self.io, self.plan, self.clock.now(), self.baseline_ids, stack=self.stack)
         write_json(self.evidence / "snapshots" / f"{label}.json", snapshot)
         self.log("snapshot", label=label)
 

@@ -3,7 +3,8 @@
 A snapshot records everything an agent could change to repair (or to fake a repair of) a fault,
 so that `changes only` and `protect` see it:
 - every key of every application service's effective run-time config (TIME_SCALE included; the
-  release is recorded on its own), its admin events and release;
+  release is recorded on its own), its admin events and release; with the stack at hand, what
+  every workload's ConfigMap holds (Redis's included);
 - PostgreSQL: role and database settings (pg_db_role_setting); every role's attributes (the
   password only as a digest); every role membership (pg_auth_members, with its admin / inherit /
   set options); the privileges of every grantee (PUBLIC included) on every relation outside the
@@ -31,7 +32,9 @@ _REDIS_SECRETS = ("requirepass", "masterauth", "masteruser")
 _SYSTEM_SCHEMAS = "('pg_catalog', 'information_schema', 'pg_toast')"
 
 
-def take_snapshot(io: HarnessIO, plan: Plan, t: float, baseline_max_ids: dict[str, int] | None = None) -> dict:
+def take_snapshot(io: HarnessIO, plan: Plan, t: float, baseline_max_ids: dict[str, int] | None = None,
+                  stack=None) -> dict:
+    """`stack` (the SpineStack): also record what every workload's ConfigMap holds (`configmaps`)."""
     config, events, release = {}, {}, {}
     for service in plan.snapshots.config:
         view = io.admin(service, "GET", "/admin/config")
@@ -46,13 +49,31 @@ def take_snapshot(io: HarnessIO, plan: Plan, t: float, baseline_max_ids: dict[st
         db_settings[f"{role or database}.{key}"] = value
     tables = {table: _table_state(io, table, (baseline_max_ids or {}).get(table)) for table in plan.snapshots.tables}
     sequences = {name: _sequence_state(io, name) for name in plan.snapshots.sequences}
-    return {"t": round(t, 3), "config": config, "events": events, "release": release, "db_settings": db_settings,
-            "app_role": APP_ROLE, "roles": roles(io), "memberships": memberships(io), "privileges": privileges(io),
+    extra = {"configmaps": configmaps(stack)} if stack is not None else {}
+    return {"t": round(t, 3), "config": config, **extra, "events": events, "release": release,
+            "db_settings": db_settings, "app_role": APP_ROLE, "roles": roles(io), "memberships": memberships(io), "privileges": privileges(io),
             "redis": redis_state(io), "tables": tables, "sequences": sequences}
 
 
 def max_ids(io: HarnessIO, plan: Plan) -> dict[str, int]:
     return {table: int(io.query(f"SELECT coalesce(max(id), 0) FROM {table}")[0][0]) for table in plan.snapshots.tables}
+
+
+def configmaps(stack) -> dict[str, dict[str, str]]:
+    """What each workload's ConfigMap holds, which its next start reads: a ConfigMap edited but not
+    rolled out changes nothing yet, and would surface only after a restart challenge. Each app
+    service's config file, and Redis's `maxmemory` and `maxmemoryPolicy` (broker/cluster.py maps
+    them the same way). PostgreSQL's holds init scripts, which run at the first start only: not
+    recorded (an edit changes nothing)."""
+    from arenac.substrate.spine.configstore import read_config_source
+    from arenac.substrate.spine.keys import SERVICES
+
+    found = {name: read_config_source(stack.config_path(name)) for name in SERVICES}
+    conf = stack.data_dir / "redis" / "redis.conf"
+    lines = conf.read_text().splitlines() if conf.exists() else []
+    values = dict(line.split(" ", 1) for line in lines if line.startswith("maxmemory") and " " in line)
+    found["redis"] = {"maxmemory": values.get("maxmemory", ""), "maxmemoryPolicy": values.get("maxmemory-policy", "")}
+    return {name: {k: str(v) for k, v in sorted(data.items())} for name, data in sorted(found.items())}
 
 
 # ---- PostgreSQL roles and privileges ---------------------------------------------------------

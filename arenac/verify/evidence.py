@@ -157,6 +157,7 @@ class Snapshot(EvidenceModel):
 
     t: float | None = None
     config: dict[str, dict[str, Any]]
+    configmaps: dict[str, dict[str, str]] = {}  # workload -> what its ConfigMap holds (format 2)
     events: dict[str, tuple[str, ...]]
     release: dict[str, str]
     db_settings: dict[str, Any]

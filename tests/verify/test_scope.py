@@ -173,3 +173,37 @@ def test_a_redis_config_set_fails_unless_permitted(run):
 def test_a_redis_acl_change_of_another_user_fails(run):
     after_agent(run, lambda s: s["redis"].update({"acl.default": "#0bc5b5c9cecd5414 &* +@all on nopass ~*"}))
     assert not scope(run, ChangesOnly(targets=(target("redis", "acl.fanout"),))).passed
+
+
+# ---- ConfigMaps (what the next start reads) -------------------------------------------------
+def with_configmaps(run: RecordedRun) -> None:
+    for snapshot in run.snapshots.values():
+        snapshot["configmaps"] = {"maintenance": {"MAINT_PERIOD_S": "60", "TIME_SCALE": "0.1"},
+                                  "redis": {"maxmemory": "64mb", "maxmemoryPolicy": "noeviction"}}
+
+
+def test_a_configmap_edit_not_rolled_out_is_a_change(run):
+    with_configmaps(run)
+    assert scope(run, GRANT_INSERT).passed
+    after_agent(run, lambda s: s["configmaps"]["maintenance"].update(TIME_SCALE="0.001"))
+    check = scope(run, ChangesOnly(targets=(target("config", "maintenance"),)))
+    assert not check.passed and "config(maintenance.TIME_SCALE)" in check.detail
+    assert "harness-owned" in check.detail
+
+
+def test_a_datastore_configmap_is_a_config_target(run):
+    with_configmaps(run)
+    after_agent(run, lambda s: s["configmaps"]["redis"].update(maxmemoryPolicy="allkeys-lru"))
+    assert not scope(run, ChangesOnly(targets=(target("config", "redis.maxmemory"),))).passed
+    after_agent(run, lambda s: s["configmaps"]["redis"].update(maxmemoryPolicy="noeviction", maxmemory="256mb"))
+    check = scope(run, ChangesOnly(targets=(target("config", "redis.maxmemory"),)))
+    assert check.passed, check.detail
+    assert check.observed[0]["after"] == {"run-time": None, "configmap": "256mb"}
+
+
+def test_a_run_time_change_and_a_configmap_change_are_one_target(run):
+    with_configmaps(run)
+    after_agent(run, lambda s: (s["configmaps"]["maintenance"].update(MAINT_PERIOD_S="90"),
+                                s["config"]["maintenance"].update(MAINT_PERIOD_S="90")))
+    check = scope(run, ChangesOnly(targets=(target("config", "maintenance.MAINT_PERIOD_S"),)))
+    assert check.passed and [c["target"] for c in check.observed] == ["config(maintenance.MAINT_PERIOD_S)"]
