@@ -4,7 +4,9 @@ Task checks: every onset falls inside the agent window; a recurrence fires insid
 soak; a decoy comes with a `changes only`; the soak covers at least one full load cycle;
 an impossible matrix (every cell pruned) is an error. Variant checks: the oracle never touches what the safety gate
 protects, stays within `changes only`, and leaves every guard holding; `changes only`
-does not permit what fixing a decoy would change.
+does not permit what fixing a decoy would change; a `survives restart` restarts every volatile
+datastore a fault's repair acts on (E0513: else a run-time repair there, which only that
+datastore's restart undoes, passes as durable).
 """
 
 from __future__ import annotations
@@ -14,8 +16,8 @@ from collections.abc import Sequence
 
 from arenac.diagnostics import Collector
 from arenac.lower.task import LoweredTask
-from arenac.model.actions import AdminAction, KubectlAction, Target, ValuesAction
-from arenac.model.gates import ChangesOnly, Guard, Protect
+from arenac.model.actions import AdminAction, KubectlAction, RedisAction, SqlAction, Target, ValuesAction
+from arenac.model.gates import ChangesOnly, Guard, Protect, SurvivesRestart
 from arenac.model.task import PrunedCell, Variant
 from arenac.units import format_seconds
 
@@ -87,7 +89,8 @@ def check_variant(lowered: LoweredTask, variant: Variant, errors: Collector) -> 
                     reported.add(key)
                     errors.error("E0509", f"{oracle}'s repair of '{fault.name}' changes {touched}, which "
                                  f"`changes only` does not permit{where}", span,
-                                 f"add {touched} to `changes only`")
+                                 f"add {_spelled(touched)} to `changes only`")
+    _check_durability(lowered, variant, where, errors)
     end_state = oracle_end_state(variant)
     for index, check in enumerate(safety):
         if isinstance(check, Guard) and check.target.kind == "config":
@@ -97,6 +100,39 @@ def check_variant(lowered: LoweredTask, variant: Variant, errors: Collector) -> 
             if not _holds(value, check.op, check.value):
                 errors.error("E0508", f"guard `{check.text}` fails in {oracle}'s end state "
                              f"({check.target} = {value}){where}", spans.get(f"safety:{index}", spans["task"]))
+
+
+# the datastore an action of this kind acts on (a kubectl action names its service itself)
+_ACTION_STORE = {RedisAction: "redis", SqlAction: "postgres"}
+
+
+def _check_durability(lowered: LoweredTask, variant: Variant, where: str, errors: Collector) -> None:
+    """A repair acting on a volatile datastore (Redis: its CONFIG SET and ACL SETUSER live until it
+    restarts) is proven durable only by restarting that datastore. Restarting the application
+    services alone cannot tell the durable repair (the ConfigMap plus a rollout) from a run-time
+    one, so a `survives restart` that leaves the datastore out is an error (E0513) rather than a
+    unit the compiler adds silently: restarting a datastore has a cost the author should see in the
+    gate (Redis loses its queue and inboxes), and the gate then does what it says."""
+    from arenac.catalog import load_library
+
+    spec, spans = lowered.spec, lowered.spans
+    restarts = [(i, c) for i, c in enumerate(spec.gates.safety) if isinstance(c, SurvivesRestart)]
+    if not restarts:
+        return  # the task does not ask for durability
+    restarted = {s for _, check in restarts for s in check.services}
+    substrate = load_library().substrates[spec.substrate].descriptor
+    volatile = {s.name for s in substrate.services if s.volatile}
+    index, first = restarts[0]
+    for fault in variant.faults:
+        if fault.decoy:
+            continue
+        stores = sorted({_ACTION_STORE.get(type(b.action)) or getattr(b.action, "service", None)
+                         for b in fault.repair} & (volatile - restarted))
+        for store in stores:
+            errors.error("E0513", f"`survives restart({', '.join(first.services)})` cannot prove that a repair of "
+                         f"'{fault.name}' is durable: it acts on {store}, whose run-time changes only a restart of "
+                         f"{store} undoes{where}", spans.get(f"safety:{index}", spans["task"]),
+                         f"restart {store} too: `survives restart({', '.join((*first.services, store))})`")
 
 
 def _check_decoy(fault, permitted, span, where: str, errors: Collector) -> None:
@@ -127,6 +163,14 @@ def oracle_end_state(variant: Variant) -> dict[str, str]:
             if isinstance(action, AdminAction) and action.path == "/admin/config":
                 state.update({f"{action.service}.{k}": str(v) for k, v in action.body.items()})
     return state
+
+
+def _spelled(target: Target) -> str:
+    """A target as a spec writes it: grant(messages.INSERT) is `grant(messages, INSERT)`."""
+    if target.kind == "grant" and "." in target.ref:
+        table, _, privilege = target.ref.rpartition(".")
+        return f"grant({table}, {privilege})"
+    return str(target)
 
 
 def _holds(value: str, op: str, bound) -> bool:

@@ -377,6 +377,7 @@ def test_a_missing_oracle_repairs_every_fault_but_the_decoys_in_order_then_decla
     layer = runtime
   }
   gate outcome {""").replace("message.DB_POOL_OVERFLOW)", "message.DB_POOL_OVERFLOW), redis(maxmemory)")
+    text = text.replace("survives restart(message)", "survives restart(message, redis)")  # E0513
     text = text[:text.index("  oracle {")] + "}\n"
     task = compile_text(text).tasks[0]
     steps = [(s.kind, s.target) for s in task.lowered.spec.oracle]

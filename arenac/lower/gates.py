@@ -32,11 +32,18 @@ from arenac.syntax.unparse import value_text
 from arenac.units import Dimension, format_quantity
 
 GATE_NAMES = ("outcome", "safety")
-TARGET_KINDS = ("config", "event", "release", "db_setting", "grant", "table", "redis", "session", "sequence")
+TARGET_KINDS = ("config", "event", "release", "db_setting", "grant", "table", "redis", "session", "sequence",
+                "role", "membership")
+# privileges on a table (PostgreSQL's names); `grant(TABLE, PRIVILEGE, ...)` names them
+PRIVILEGES = ("SELECT", "INSERT", "UPDATE", "DELETE", "TRUNCATE", "REFERENCES", "TRIGGER", "MAINTAIN")
+# a role's attributes as snapshots record them (role(ROLE.ATTRIBUTE))
+ROLE_ATTRIBUTES = ("superuser", "inherit", "createrole", "createdb", "login", "replication", "bypassrls",
+                   "connection_limit", "valid_until", "password")
 PROTECT_KINDS = ("table", "sequence", "config", "release", "queue")  # queue(...): a ProtectQueue check
 _MAX_MACRO_DEPTH = 8
 _EXAMPLE_TARGETS = {"config": "message.DB_POOL_SIZE", "event": "channel.read_consistency_strict",
-                    "table": "messages", "sequence": "messages.seq", "release": "message"}
+                    "table": "messages", "sequence": "messages.seq", "release": "message",
+                    "role": "spine_app", "membership": "spine_app"}
 
 
 class GateLowering:
@@ -305,6 +312,8 @@ class GateLowering:
             self.errors.error("E0204", f"unknown target kind '{kind}'", call.func.span,
                               did_you_mean(kind, kinds) or f"expected one of: {', '.join(kinds)}")
             return None
+        if kind == "grant":
+            return self._grant_targets(call)
         found = []
         for arg in call.args:
             ref = self.ctx.bind(arg.alternatives[0])
@@ -318,6 +327,40 @@ class GateLowering:
         if not found:
             self.errors.error("E0206", f"{kind}(...) needs a name", call.span)
             return None
+        return found
+
+
+    def _grant_targets(self, call: ast.Call) -> list[Target] | None:
+        """`grant(TABLE, PRIVILEGE, ...)`: exactly those privileges of the application role on TABLE
+        (grant(TABLE.PRIVILEGE) each). Without a privilege it would permit any, `GRANT ALL` included:
+        E0512."""
+        names = []
+        for arg in call.args:
+            ref = self.ctx.bind(arg.alternatives[0])
+            if arg.name is not None or len(arg.alternatives) != 1 or not isinstance(ref, ast.Ref):
+                self.errors.error("E0305", "grant(...) takes a table and privileges, such as grant(messages, INSERT)",
+                                  arg.span)
+                return None
+            names.append(ref)
+        if not names:
+            self.errors.error("E0206", "grant(...) needs a table and a privilege", call.span)
+            return None
+        table, privileges = names[0], names[1:]
+        if not resolve_target("grant", table, self.ctx):
+            return None
+        if not privileges:
+            self.errors.error("E0512", f"grant({table.text}) names no privilege, so it would permit any, "
+                              "`GRANT ALL` included", call.span,
+                              f"name the privileges the repair grants, e.g. grant({table.text}, INSERT)")
+            return None
+        found = []
+        for privilege in privileges:
+            word = privilege.text.upper()
+            if word not in PRIVILEGES:
+                self.errors.error("E0203", f"unknown privilege '{privilege.text}'", privilege.span,
+                                  did_you_mean(word, PRIVILEGES) or f"privileges: {', '.join(PRIVILEGES)}")
+                return None
+            found.append(Target(kind="grant", ref=f"{table.text}.{word}"))
         return found
 
 
@@ -374,6 +417,19 @@ def resolve_target(kind: str, ref: ast.Ref, ctx: ExprContext) -> bool:
         tables = [t.name for t in substrate.tables]
         if ref.text not in tables:
             errors.error("E0203", f"unknown table '{ref.text}'", ref.span, did_you_mean(ref.text, tables))
+            return False
+    elif kind in ("role", "membership"):
+        roles = list(substrate.db_roles)
+        if parts[0] not in roles:
+            errors.error("E0203", f"unknown database role '{parts[0]}'", ref.span, did_you_mean(parts[0], roles))
+            return False
+        rest = ".".join(parts[1:])
+        if kind == "role" and rest and rest not in ROLE_ATTRIBUTES:
+            errors.error("E0203", f"unknown role attribute '{rest}'", ref.span,
+                         did_you_mean(rest, ROLE_ATTRIBUTES) or f"attributes: {', '.join(ROLE_ATTRIBUTES)}")
+            return False
+        if kind == "membership" and rest and rest not in roles and not rest.startswith("pg_"):
+            errors.error("E0203", f"unknown database role '{rest}'", ref.span, did_you_mean(rest, roles))
             return False
     elif kind == "sequence":
         sequences = [s.name for s in substrate.sequences]

@@ -20,7 +20,8 @@ from arenac.model.base import Model
 class Target(Model):
     """Something a safety gate can name: config(message.DB_POOL_SIZE), table(messages)..."""
 
-    kind: Literal["config", "event", "release", "db_setting", "grant", "table", "redis", "session", "sequence"]
+    kind: Literal["config", "event", "release", "db_setting", "grant", "table", "redis", "session", "sequence",
+                  "role", "membership"]
     ref: str
 
     def __str__(self) -> str:
@@ -28,7 +29,11 @@ class Target(Model):
 
     def covers(self, other: "Target") -> bool:
         """A permitted target covers another if they are equal, or the permitted one is a
-        whole service / table (`config(message)` covers `config(message.DB_POOL_SIZE)`)."""
+        whole service / table / role (`config(message)` covers `config(message.DB_POOL_SIZE)`,
+        `role(spine_app)` covers `role(spine_app.superuser)`). Refs of the snapshot's items:
+        grant(TABLE.PRIVILEGE) for the application role, grant(TABLE.PRIVILEGE@GRANTEE) for any
+        other (`@` is never a prefix step, so `grant(messages.INSERT)` covers no other grantee),
+        role(ROLE.ATTRIBUTE), membership(MEMBER.ROLE), redis(CONFIG-KEY), redis(acl.USER)."""
         if self.kind != other.kind:
             return False
         return other.ref == self.ref or other.ref.startswith(self.ref + ".")

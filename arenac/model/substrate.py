@@ -24,6 +24,9 @@ class Service(Model):
     events: tuple[str, ...] = ()
     admin_paths: tuple[str, ...] = ()
     restartable: bool = True
+    # a datastore whose run-time changes (Redis CONFIG SET, ACL SETUSER) only its own restart resets:
+    # a repair made there is proven durable only by restarting it (validate.py, E0513)
+    volatile: bool = False
 
 
 class Route(Model):

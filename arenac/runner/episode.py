@@ -322,7 +322,7 @@ class _Episode:
 
     def _snapshot(self, label: str) -> None:
         self.step = f"snapshot {label}"
-        snapshot = take_snapshot(self.io, self.plan, self.clock.now(), self.baseline_ids)
+        snapshot = take_snapshot(self.io, self.plan, self.clock.now(), self.baseline_ids, stack=self.stack)
         write_json(self.evidence / "snapshots" / f"{label}.json", snapshot)
         self.log("snapshot", label=label)
 

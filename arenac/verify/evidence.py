@@ -151,12 +151,21 @@ class SequenceState(EvidenceModel):
 
 
 class Snapshot(EvidenceModel):
+    """One snapshot (docs/evidence.md). `roles`, `memberships` and `privileges` are new in
+    format 2; a format-1 snapshot has `grants` (the application role's table privileges) instead,
+    which reads as the same items, so old runs still grade."""
+
     t: float | None = None
     config: dict[str, dict[str, Any]]
+    configmaps: dict[str, dict[str, str]] = {}  # workload -> what its ConfigMap holds (format 2)
     events: dict[str, tuple[str, ...]]
     release: dict[str, str]
     db_settings: dict[str, Any]
-    grants: dict[str, tuple[str, ...]]
+    app_role: str = "spine_app"
+    roles: dict[str, dict[str, Any]] = {}  # role -> attribute -> value
+    memberships: dict[str, str] = {}  # "MEMBER.ROLE" -> options
+    privileges: dict[str, dict[str, tuple[str, ...]]] = {}  # grantee -> object -> privileges
+    grants: dict[str, tuple[str, ...]] = {}  # format 1 only
     redis: dict[str, Any]
     tables: dict[str, TableState]
     sequences: dict[str, SequenceState]

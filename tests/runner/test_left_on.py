@@ -38,7 +38,7 @@ task left-on {
     error_rate(send) <= 1%
   }
   gate safety {
-    changes only grant(messages)
+    changes only grant(messages, INSERT)
   }
   oracle {
     repair grant
@@ -63,7 +63,7 @@ def test_switching_off_a_fault_to_be_left_on_fails_scope_though_it_recurs(tmp_pa
     assert (result.outcome, result.safe_repair) == (True, False), verdict
     (scope,) = verdict["gates"]["safety"]["checks"]
     assert "event(channel.read_consistency_strict): 'on' -> absent" in scope["detail"]
-    assert "grant(messages)" not in scope["detail"]  # the permitted repair
+    assert "grant(messages.INSERT)" not in scope["detail"]  # the permitted repair
 
     evidence = run / "evidence"
     assert (evidence / "snapshots" / "agent_start.json").exists()

@@ -41,13 +41,26 @@ def encode(latencies_us: tuple[int, ...]) -> str:
 
 def healthy_snapshot() -> dict[str, Any]:
     return {
-        "config": {"message": {"DB_POOL_SIZE": "16", "DB_POOL_OVERFLOW": "8"},
-                   "channel": {"READ_TIMEOUT": "500ms"}},
+        "config": {"message": {"DB_POOL_SIZE": "16", "DB_POOL_OVERFLOW": "8", "TIME_SCALE": "0.1"},
+                   "channel": {"READ_TIMEOUT": "500ms", "TIME_SCALE": "0.1"},
+                   "maintenance": {"MAINT_PERIOD_S": "60", "TIME_SCALE": "0.1"}},
         "events": {"channel": []},
         "release": {"message": "message-1.4.2", "channel": "channel-1.4.2"},
         "db_settings": {"spine_app.statement_timeout": "5s"},
-        "grants": {"messages": ["INSERT", "SELECT", "UPDATE"]},
-        "redis": {"maxmemory": "67108864", "acl.fanout": "on ~inbox:* +@all"},
+        "app_role": "spine_app",
+        "roles": {name: {"superuser": name == "postgres", "createrole": name == "spine_operator", "createdb": False,
+                         "replication": False, "bypassrls": False, "login": True, "inherit": True,
+                         "connection_limit": -1, "valid_until": "", "password": f"sha256:{name}"}
+                  for name in ("postgres", "spine_app", "spine_operator")},
+        "memberships": {"spine_app.pg_checkpoint": "admin=no inherit=yes set=yes",
+                        "spine_operator.spine_app": "admin=yes inherit=no set=no"},
+        "privileges": {"spine_app": {"messages": ["INSERT", "SELECT", "UPDATE"], "messages_id_seq": ["USAGE"],
+                                     "channels(last_seq)": ["UPDATE"]},
+                       "spine_operator": {"messages": ["DELETE", "INSERT", "SELECT", "TRUNCATE", "UPDATE"]},
+                       "PUBLIC": {"schema:public": ["USAGE"]}},
+        "redis": {"maxmemory": "67108864", "maxmemory-policy": "noeviction", "appendonly": "no",
+                  "acl.default": "#0bc5b5c9cecd5414 &* +@all on ~*",
+                  "acl.fanout": "#3b4a7851c89a5b74 &* +@connection +lrange +rpop -@all on ~spine:*"},
         "tables": {"messages": {"rows": 4000, "checksum": "9f2c" * 16}},
         "sequences": {"messages.seq": {"groups": 8, "rows": 4000, "duplicates": 0, "gaps": 0}},
     }
