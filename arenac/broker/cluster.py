@@ -16,7 +16,8 @@ Contract (one namespace, the trial's; objects named as the chart names them):
 - Pods `spine-<svc>-<pid>` (`spine-postgres-0`): logs come from the stack's log file, from the
   start of the current process when the cluster restarted it; delete restarts the component;
   exec runs a command as `PodExec` describes, as `exec_user` (default: `nobody` when the broker
-  runs as root, so that an exec never has the runner's privileges).
+  runs as root, so that an exec never has the runner's privileges); the admin calls and Redis
+  commands an exec makes are reported to `audit(tool, argv, allowed, reason)` when it is set.
 - Services, ReplicaSets (one per Deployment: the current template) and Events (what the cluster
   did) are read-only. Mutations are serialised; reads are not.
 """
@@ -29,7 +30,7 @@ import socket
 import threading
 import time
 import urllib.request
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -88,6 +89,7 @@ class LocalCluster:
     namespace: str = DEFAULT_NAMESPACE
     exec_user: str | None = field(default_factory=default_exec_user)  # None: the broker's own user
     created: float = field(default_factory=time.time)
+    audit: Callable[[str, list[str], bool, str], None] | None = None
     _lock: threading.RLock = field(default_factory=threading.RLock, init=False, repr=False)
     _workloads: dict[str, Workload] = field(default_factory=dict, init=False, repr=False)
     _versions: dict[str, int] = field(default_factory=dict, init=False, repr=False)
@@ -106,7 +108,11 @@ class LocalCluster:
             self.stack.set_service_image(component, release)  # what the image carries
         self._workloads["redis"] = Workload("redis", "Deployment", spec.redis.image, created=self.created)
         self._workloads["postgres"] = Workload("postgres", "StatefulSet", spec.postgres.image, created=self.created)
-        self.pod_exec = PodExec(self.namespace, self.exec_user)
+        self.pod_exec = PodExec(self.namespace, self.exec_user, audit=self._audit)
+
+    def _audit(self, tool: str, argv: list[str], allowed: bool, reason: str) -> None:
+        if self.audit is not None:
+            self.audit(tool, argv, allowed, reason)
 
     # -- workloads ---------------------------------------------------------------------------
     def workload(self, resource: str, name: str) -> Workload:

@@ -10,9 +10,15 @@ Contract:
   `.<namespace>` / `.svc.cluster.local` suffixes) are rewritten in every argument to the real
   loopback ports, so `curl http://127.0.0.1:8080/admin/config` inside `spine-message` reaches
   the message service.
-- In the postgres pod `psql` works as in the image (PGHOST/PGPORT/PGUSER/PGDATABASE and a
-  password file for every role); in the redis pod `redis-cli` is a shim that connects to the
-  real port as the default user.
+- It is handed no credential of the harness or of the services. In a service pod the pod's own
+  address (`127.0.0.1:8080`, `localhost:8080`, `spine-<service>:8080`) leads to an `AdminProxy`
+  that adds the admin credential to `/admin/*` calls (the exec surface grants the service's
+  admin API), and each such call is reported to `audit`; other services' addresses lead to their
+  real ports, whose admin APIs answer 401. In the postgres pod `psql` works as in the image
+  (PGHOST/PGPORT/PGDATABASE, PGUSER=spine_operator and a password file for `EXEC_DB_ROLES` only:
+  never a superuser, never the application's role). In the redis pod `redis-cli` is a shim that
+  talks to a `RedisGate` on a Unix socket in the exec's own directory, which logs in as the ACL
+  user `agent` (its password stays in the broker) and filters every command (see redisgate.py).
 """
 
 from __future__ import annotations
@@ -25,11 +31,13 @@ import shutil
 import signal
 import subprocess
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from arenac.broker.adminproxy import AdminProxy
+from arenac.broker.redisgate import RedisGate
 from arenac.substrate.spine.keys import SERVICES
 from arenac.substrate.spine.postgres import POSTGRES_BIN_PATH
 from arenac.substrate.spine.procs import run_as
@@ -37,6 +45,10 @@ from arenac.substrate.spine.stack import Endpoints
 
 MAX_OUTPUT = 4 * 1024 * 1024
 CONTAINER_PORTS = {**{name: 8080 for name in SERVICES}, "postgres": 5432, "redis": 6379}
+EXEC_DB_ROLES = ("spine_operator", "spine_readonly")  # what psql in the postgres pod may log in as
+REDIS_EXEC_USER = "agent"
+# audit(tool, argv, allowed, reason): each admin call or Redis command an exec made
+Audit = Callable[[str, list[str], bool, str], None]
 
 
 @dataclass(frozen=True)
@@ -53,9 +65,13 @@ def _real_ports(endpoints: Endpoints) -> dict[str, int]:
     return ports
 
 
-def rewrite_addresses(argv: Sequence[str], component: str, endpoints: Endpoints, namespace: str) -> list[str]:
-    """The arguments with in-cluster addresses replaced by the stack's loopback ports."""
+def rewrite_addresses(argv: Sequence[str], component: str, endpoints: Endpoints, namespace: str,
+                      own_port: int | None = None) -> list[str]:
+    """The arguments with in-cluster addresses replaced by the stack's loopback ports (the pod's own
+    address by `own_port` when given: the exec's admin proxy)."""
     ports = _real_ports(endpoints)
+    if own_port is not None and component in ports:
+        ports[component] = own_port
     table: list[tuple[re.Pattern[str], str]] = []
     for name, port in ports.items():
         suffix = rf"(?:\.{re.escape(namespace)}(?:\.svc(?:\.cluster\.local)?)?)?"
@@ -73,25 +89,58 @@ def rewrite_addresses(argv: Sequence[str], component: str, endpoints: Endpoints,
 
 
 class PodExec:
-    def __init__(self, namespace: str, user: str | None = None, redis_cli: str | None = None) -> None:
+    def __init__(self, namespace: str, user: str | None = None, redis_cli: str | None = None,
+                 audit: Audit | None = None) -> None:
         self.namespace = namespace
         self.user = user
         self.redis_cli = redis_cli or _find_redis_cli()
+        self.audit = audit
 
     def run(self, component: str, pod: str, argv: Sequence[str], endpoints: Endpoints, *,
             stdin: bytes | None = None, timeout: float = 120.0, extra_env: Mapping[str, str] | None = None) -> ExecResult:
         if not argv:
             return ExecResult(1, b"", b"error: you must specify at least one command for the container\n")
         scratch = Path(tempfile.mkdtemp(prefix="arenac-exec-"))
+        closers: list[Callable[[], None]] = []
         try:
+            own_port = None
+            if component in SERVICES:
+                proxy = AdminProxy(endpoints.services[component], endpoints.admin_token,
+                                   audit=lambda method, path, status: self._audit(
+                                       "exec:admin-api", [component, method, path], True, f"via {pod}: HTTP {status}"))
+                closers.append(proxy.close)
+                own_port = proxy.port
             env = self._environment(component, pod, scratch, endpoints, extra_env or {})
             self._hand_over(scratch)
-            command = rewrite_addresses(argv, component, endpoints, self.namespace)
+            if component == "redis" and self.redis_cli:
+                gate = self._redis_gate(scratch, endpoints, pod)
+                if gate is not None:
+                    closers.append(gate.close)
+            command = rewrite_addresses(argv, component, endpoints, self.namespace, own_port)
             return self._spawn(command, env, scratch, stdin, timeout)
         finally:
+            for close in closers:
+                close()
             shutil.rmtree(scratch, ignore_errors=True)
 
     # -- internals ---------------------------------------------------------------------------
+    def _audit(self, tool: str, words: list[str], allowed: bool, reason: str) -> None:
+        if self.audit is not None:
+            self.audit(tool, words, allowed, reason)
+
+    def _redis_gate(self, scratch: Path, endpoints: Endpoints, pod: str) -> RedisGate | None:
+        url = urlsplit(endpoints.redis_agent)
+        if not url.password:
+            return None  # an endpoints file of an older stack: no agent user, no Redis for the exec
+        owner = None
+        if self.user is not None:
+            entry = pwd.getpwnam(self.user)
+            owner = (entry.pw_uid, entry.pw_gid)
+        return RedisGate(url.port or 0, url.username or REDIS_EXEC_USER, url.password, scratch / ".redis.sock",
+                         audit=lambda words, allowed, reason: self._audit("exec:redis", words, allowed,
+                                                                           f"via {pod}: {reason}"),
+                         owner=owner)
+
     def _environment(self, component: str, pod: str, scratch: Path, endpoints: Endpoints,
                      extra: Mapping[str, str]) -> dict[str, str]:
         bindir = scratch / "bin"
@@ -105,17 +154,16 @@ class PodExec:
             dsn = urlsplit(endpoints.postgres_dsn)
             passfile = scratch / ".pgpass"
             passfile.write_text("".join(
-                f"127.0.0.1:{dsn.port}:*:{urlsplit(url).username}:{urlsplit(url).password}\n"
-                for url in endpoints.postgres.values()))
+                f"127.0.0.1:{dsn.port}:*:{role}:{urlsplit(endpoints.postgres[role]).password}\n"
+                for role in EXEC_DB_ROLES if role in endpoints.postgres))
             passfile.chmod(0o600)
-            env.update(PGHOST="127.0.0.1", PGPORT=str(dsn.port), PGUSER="postgres", PGDATABASE="spine",
+            env.update(PGHOST="127.0.0.1", PGPORT=str(dsn.port), PGUSER=EXEC_DB_ROLES[0], PGDATABASE="spine",
                        PGPASSFILE=str(passfile), POSTGRES_DB="spine")
         if component == "redis" and self.redis_cli:
-            url = urlsplit(endpoints.redis)
             shim = bindir / "redis-cli"
+            # -s wins over any -h/-p the command line adds; no password: the gate logs in
             shim.write_text("#!/bin/sh\n"
-                            f"exec {shlex.quote(self.redis_cli)} -h 127.0.0.1 -p {url.port} --no-auth-warning "
-                            f"--user {shlex.quote(url.username or 'default')} --pass {shlex.quote(url.password or '')} "
+                            f"exec {shlex.quote(self.redis_cli)} -s {shlex.quote(str(scratch / '.redis.sock'))} "
                             '"$@"\n')
             shim.chmod(0o700)
         return env

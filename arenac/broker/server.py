@@ -10,7 +10,8 @@ Contract:
   episode does not grant is refused.
 - Every call, allowed or denied, is reported to `on_action` as the actions.jsonl record
   `{"t", "tool", "argv", "allowed", "reason"}` (t from `clock`: plan seconds; default seconds since
-  start). `ActionLog(path, clock)` is such a callback: it appends the records to a file.
+  start); so is each admin call (`exec:admin-api`) and Redis command (`exec:redis`) that a
+  `kubectl exec` makes, `reason` naming the pod. `ActionLog(path, clock)` is such a callback: it appends the records to a file.
 - `install_tools(dir)` writes the client executables (see client.py) for the granted tools, and
   optionally a `sleep` that scales its argument by the time scale (for the oracle's solve.sh).
   `socket_as_seen` is the socket's path as the agent sees it (a sandbox mounts the socket's
@@ -86,6 +87,9 @@ class Broker:
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self._dir: Path | None = None
+        set_audit = getattr(toolbox, "set_audit", None)
+        if set_audit is not None:
+            set_audit(self._audit)
 
     @property
     def declared(self) -> threading.Event:
@@ -167,6 +171,9 @@ class Broker:
         except Exception as exc:  # an infrastructure failure must not kill the broker
             result = ToolResult(1, "", f"error: internal broker failure: {exc}\n", True, f"broker error: {exc}")
         return self._record(tool, list(argv), result)
+
+    def _audit(self, tool: str, argv: list[str], allowed: bool, reason: str) -> None:
+        self._record(tool, list(argv), ToolResult(0 if allowed else 1, "", "", allowed, reason))
 
     def _record(self, tool: str, argv: list[str], result: ToolResult) -> ToolResult:
         if self.on_action is not None:

@@ -3,8 +3,9 @@
 - `kubectl ...`: see kubectl.py (RBAC from the bundle's rbac/ objects; exec additionally limited
   to the surface's `exec_into` workloads).
 - `admin-api SERVICE METHOD PATH [JSON|-]`: one HTTP call to a service's admin API, only for
-  (service, path) pairs the surface grants (exact path; no `..`, no percent-encoding). Prints
-  the response body; exit 1 on a non-2xx answer.
+  (service, path) pairs the surface grants (exact path; no `..`, no percent-encoding). The broker
+  adds the services' admin credential, which the agent never sees (without it every /admin call
+  answers 401). Prints the response body; exit 1 on a non-2xx answer.
 - `db-sql [--role R] [-A] [-t] [-x] [--csv] [-F SEP] -c SQL [-c SQL...]` (or SQL on stdin): runs
   psql server-side with the surface's database role and its password (never shown to the agent);
   psql meta-commands are refused, so only SQL reaches the server. Output and exit code are psql's.
@@ -52,6 +53,11 @@ class ToolBox:
         self.rbac_objects = list(rbac_objects)
         self.declared = threading.Event()
 
+    def set_audit(self, audit: Callable[[str, list[str], bool, str], None] | None) -> None:
+        """Where calls made inside a tool call are reported (the admin calls and Redis commands of
+        a `kubectl exec`): audit(tool, argv, allowed, reason)."""
+        self.cluster.audit = audit
+
     def call(self, tool: str, argv: Sequence[str], stdin: bytes | None = None,
              edit: str | None = None) -> ToolResult:
         try:
@@ -98,7 +104,9 @@ class ToolBox:
             body = text.encode()
         assert self.cluster.stack.endpoints is not None
         url = self.cluster.stack.endpoints.services[service] + path
-        request = urllib.request.Request(url, data=body, method=method, headers={"Content-Type": "application/json"})
+        request = urllib.request.Request(url, data=body, method=method,
+                                         headers={"Content-Type": "application/json",
+                                                  **self.cluster.stack.endpoints.admin_headers()})
         reason = f"{method} {service}{bare}"
         try:
             with urllib.request.urlopen(request, timeout=30) as response:

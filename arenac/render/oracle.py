@@ -52,7 +52,8 @@ def command(bound: BoundAction, entry: SubstrateEntry) -> str:
         if channel == "db_role":
             return _q("db-sql", "--role", action.role, "-c", action.statement)
         postgres = substrate.service("postgres")
-        return _q("kubectl", "exec", f"statefulset/{postgres.workload}", "--", "psql", "-U", "postgres", "-d",
+        # the pod hands psql the agent's roles only (never the superuser): the action's own role
+        return _q("kubectl", "exec", f"statefulset/{postgres.workload}", "--", "psql", "-U", action.role, "-d",
                   substrate.name, "-v", "ON_ERROR_STOP=1", "-c", action.statement)
     if isinstance(action, RedisAction):
         redis = substrate.service("redis")

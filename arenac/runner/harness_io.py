@@ -2,8 +2,14 @@
 
 This is how faults are injected and re-triggered and how snapshots are taken. It runs in the
 runner's process with the substrate's privileged credentials, which the agent never sees (the
-agent acts only through the brokered tools). SQL runs on a private event loop thread so that
-`hold_open` sessions (a leaked lock) stay open between calls.
+agent acts only through the brokered tools): the services' admin credential, the superuser
+roles and the Redis user `harness`. SQL runs on a private event loop thread so that `hold_open`
+sessions (a leaked lock) stay open between calls.
+
+Reserved capacity: snapshots read as the superuser `postgres`, which PostgreSQL's reserved slots
+(superuser_reserved_connections) admit when an agent holds every other connection. Redis has no
+such reservation, so the harness keeps one connection of its own open (opened at the first
+command, re-opened only if it breaks): an agent that fills `maxclients` later cannot lock it out.
 """
 
 from __future__ import annotations
@@ -26,6 +32,8 @@ class HarnessIO:
         self._thread.start()
         self._held: list[Any] = []
         self.acks = None  # an arenac.loadgen.acks.AckLog: accepted burst sends are recorded there
+        self._redis: Any = None
+        self._redis_lock = threading.Lock()
 
     # ---- actions ----------------------------------------------------------------------
     def perform(self, action) -> Any:
@@ -43,7 +51,8 @@ class HarnessIO:
         url = self.endpoints.services[service] + path
         data = json.dumps(body).encode() if method == "POST" else None
         request = urllib.request.Request(url, data=data, method=method,
-                                         headers={"content-type": "application/json"})
+                                         headers={"content-type": "application/json",
+                                                  **self.endpoints.admin_headers()})
         with urllib.request.urlopen(request, timeout=10) as response:
             return json.loads(response.read() or b"{}")
 
@@ -57,11 +66,17 @@ class HarnessIO:
     def redis(self, *command: str) -> Any:
         import redis
 
-        client = redis.Redis.from_url(self.endpoints.redis, socket_timeout=10)
-        try:
-            return client.execute_command(*command)
-        finally:
-            client.close()
+        with self._redis_lock:
+            if self._redis is None:
+                # one connection, kept: a pool of one that is never given back while it works
+                url = self.endpoints.redis_harness or self.endpoints.redis
+                pool = redis.BlockingConnectionPool.from_url(url, max_connections=1, timeout=10, socket_timeout=10)
+                self._redis = redis.Redis(connection_pool=pool)
+            try:
+                return self._redis.execute_command(*command)
+            except (redis.ConnectionError, redis.TimeoutError):
+                # Redis restarted (a challenge): reconnect once
+                return self._redis.execute_command(*command)
 
     def send_burst(self, channel: str, messages: int, concurrency: int) -> dict[str, int]:
         """`messages` sends to `channel` through the gateway, `concurrency` in flight at once, as
@@ -137,6 +152,10 @@ class HarnessIO:
     def close(self) -> None:
         try:
             self.release_held()
+            if self._redis is not None:
+                self._redis.close()
+                self._redis.connection_pool.disconnect()
+                self._redis = None
         finally:
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(timeout=5)

@@ -30,7 +30,8 @@ def kubectl(e: Episode, *argv: str, ok: bool = True) -> str:
 
 def admin_config(e: Episode, service: str) -> dict:
     assert e.cluster.stack.endpoints is not None
-    return http("GET", e.cluster.stack.endpoints.services[service] + "/admin/config").body
+    return http("GET", e.cluster.stack.endpoints.services[service] + "/admin/config",
+                headers=e.cluster.stack.endpoints.admin_headers()).body
 
 
 def test_configmap_patch_takes_effect_on_rollout_restart(operator: Episode) -> None:
@@ -143,10 +144,14 @@ def test_exec_runs_in_the_pods_view_of_the_network(operator: Episode) -> None:
     config = json.loads(kubectl(e, "exec", "deployment/spine-message", "--", "curl", "-fsS",
                                 "http://127.0.0.1:8080/admin/config"))
     assert config["service"] == "message"
-    other = json.loads(kubectl(e, "exec", "deployment/spine-message", "--", "curl", "-fsS",
-                               "http://spine-channel:8080/admin/config"))
-    assert other["service"] == "channel"
-    count = kubectl(e, "exec", "statefulset/spine-postgres", "--", "psql", "-U", "postgres", "-d", "spine",
+    # the pod's own admin API is the exec's (the broker adds the credential); another service's
+    # answers 401 from inside this pod, its public routes work
+    other = kubectl(e, "exec", "deployment/spine-message", "--", "curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}",
+                    "http://spine-channel:8080/admin/config")
+    assert other.strip() == "401"
+    assert json.loads(kubectl(e, "exec", "deployment/spine-message", "--", "curl", "-fsS",
+                              "http://spine-channel:8080/healthz"))["service"] == "channel"
+    count = kubectl(e, "exec", "statefulset/spine-postgres", "--", "psql", "-U", "spine_operator", "-d", "spine",
                     "-v", "ON_ERROR_STOP=1", "-tAc", "SELECT count(*) FROM channels")
     assert count.strip() == "5"
     assert kubectl(e, "exec", "deploy/spine-redis", "--", "redis-cli", "ping").strip() == "PONG"

@@ -57,7 +57,8 @@ def inject(stack, plan: dict[str, Any], fault: str) -> None:  # noqa: ANN001
     """The runtime actions of one fault, as the runner's fault injection performs them."""
     for action in next(f for f in plan["faults"] if f["name"] == fault)["inject"]:
         if action["kind"] == "admin":
-            reply = http(action["method"], stack.endpoints.services[action["service"]] + action["path"], action["body"])
+            reply = http(action["method"], stack.endpoints.services[action["service"]] + action["path"], action["body"],
+                         headers=stack.endpoints.admin_headers())
             assert reply.status == 200, reply
         elif action["kind"] == "sql":
             Spine(stack).sql(action["statement"], role=action["role"])
@@ -84,14 +85,14 @@ def test_config_layer_oracle_with_scoped_kubectl(bundles: list[Path], bundle_sta
     bundle, plan = find(bundles, "maintenance-peaks", access="scoped_kubectl", maint__layer="config")
     stack = bundle_stack(bundle, plan)
     maintenance = stack.endpoints.services["maintenance"]
-    assert http("GET", maintenance + "/admin/config").body["config"]["MAINT_OFFSET_S"] == "20.0"  # the fault (normalised as a float)
+    assert http("GET", maintenance + "/admin/config", headers=stack.endpoints.admin_headers()).body["config"]["MAINT_OFFSET_S"] == "20.0"  # the fault (normalised as a float)
     before = stack.pids()["maintenance"]
     e = oracle_episode(episode, bundle, plan, stack)
 
     solve(e, bundle, tmp_path)
 
     assert yaml.safe_load(stack.config_path("maintenance").read_text())["MAINT_OFFSET_S"] == "40"
-    running = http("GET", maintenance + "/admin/config").body
+    running = http("GET", maintenance + "/admin/config", headers=stack.endpoints.admin_headers()).body
     assert running["config"]["MAINT_OFFSET_S"] == "40.0" and running["config"]["MAINT_DURATION_S"] == "6.0"
     assert running["sources"]["MAINT_OFFSET_S"] == "file" and stack.pids()["maintenance"] != before
     assert [(r["tool"], r["argv"][:2], r["allowed"]) for r in e.actions] == [
@@ -119,10 +120,10 @@ def test_runtime_layer_oracles_with_confined_access(bundles: list[Path], stack, 
     bundle, plan = find(bundles, "locks-and-slow-reads", access="confined", strict__layer="runtime")
     inject(stack, plan, "strict")
     channel = stack.endpoints.services["channel"]
-    assert http("GET", channel + "/admin/event").body["events"]["read_consistency_strict"] is True
+    assert http("GET", channel + "/admin/event", headers=stack.endpoints.admin_headers()).body["events"]["read_consistency_strict"] is True
     e = oracle_episode(episode, bundle, plan, stack)
     solve(e, bundle, tmp_path)
-    assert http("GET", channel + "/admin/event").body["events"]["read_consistency_strict"] is False
+    assert http("GET", channel + "/admin/event", headers=stack.endpoints.admin_headers()).body["events"]["read_consistency_strict"] is False
     assert [r["tool"] for r in e.actions if r["allowed"]] == [
         "db-sql", "db-sql", "admin-api", "wait-until-healthy", "declare_repair_complete"]
     assert len(e.actions) == 5 and e.declared == [1.0]
@@ -131,10 +132,10 @@ def test_runtime_layer_oracles_with_confined_access(bundles: list[Path], stack, 
     # admin-api: a starved pool, at run time
     bundle, plan = find(bundles, "audit-window-pool", access="confined", pool__layer="runtime")
     inject(stack, plan, "pool")
-    assert http("GET", channel + "/admin/config").body["config"]["DB_POOL_SIZE"] == "5"
+    assert http("GET", channel + "/admin/config", headers=stack.endpoints.admin_headers()).body["config"]["DB_POOL_SIZE"] == "5"
     e = oracle_episode(episode, bundle, plan, stack)
     solve(e, bundle, tmp_path)
-    config = http("GET", channel + "/admin/config").body["config"]
+    config = http("GET", channel + "/admin/config", headers=stack.endpoints.admin_headers()).body["config"]
     assert (config["DB_POOL_SIZE"], config["DB_POOL_OVERFLOW"]) == ("10", "5")
     assert [r["tool"] for r in e.actions if r["allowed"]] == ["admin-api", "wait-until-healthy", "declare_repair_complete"]
     assert len(e.actions) == 3 and e.declared == [1.0]

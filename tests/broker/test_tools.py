@@ -20,10 +20,10 @@ def test_admin_api_only_on_granted_services_and_paths(episode: Callable[..., Epi
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["events"]["read_consistency_strict"] is True
     channel = e.cluster.stack.endpoints.services["channel"]
-    assert http("GET", channel + "/admin/event").body["events"]["read_consistency_strict"] is True
+    assert http("GET", channel + "/admin/event", headers=e.cluster.stack.endpoints.admin_headers()).body["events"]["read_consistency_strict"] is True
     assert e.run("admin-api", "channel", "POST", "/admin/event", '{"name": "read_consistency_strict", "on": false}') \
         .returncode == 0
-    assert http("GET", channel + "/admin/event").body["events"]["read_consistency_strict"] is False
+    assert http("GET", channel + "/admin/event", headers=e.cluster.stack.endpoints.admin_headers()).body["events"]["read_consistency_strict"] is False
 
     assert json.loads(e.run("admin-api", "fanout", "GET", "/admin/backlog").stdout)["backlog"] >= 0
     bad_value = e.run("admin-api", "message", "POST", "/admin/config", '{"DB_POOL_SIZE": "lots"}')

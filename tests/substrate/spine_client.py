@@ -29,8 +29,10 @@ class Reply:
     seconds: float = 0.0
 
 
-def http(method: str, url: str, body: Any = None, token: str | None = None, timeout: float = 15) -> Reply:
-    headers = {"Content-Type": "application/json"}
+def http(method: str, url: str, body: Any = None, token: str | None = None, timeout: float = 15,
+         headers: dict[str, str] | None = None) -> Reply:
+    """One request; `token` is a user's (the public API), `headers` e.g. `endpoints.admin_headers()`."""
+    headers = {"Content-Type": "application/json", **(headers or {})}
     if token:
         headers["Authorization"] = f"Bearer {token}"
     data = json.dumps(body).encode() if body is not None else None
@@ -69,7 +71,9 @@ class Spine:
         return http("GET", f"{self.ep.gateway}/api/channels/{channel}/messages?after={after}", token=token)
 
     def admin(self, service: str, path: str, body: Any = None) -> Reply:
-        return http("POST" if body is not None else "GET", self.ep.services[service] + path, body)
+        """An admin call with the stack's admin credential (as the harness makes them)."""
+        return http("POST" if body is not None else "GET", self.ep.services[service] + path, body,
+                    headers=self.ep.admin_headers())
 
     def sql(self, query: str, *args: Any, role: str = "postgres") -> list[asyncpg.Record]:
         async def run() -> list[asyncpg.Record]:

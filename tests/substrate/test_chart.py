@@ -5,6 +5,7 @@ ones the compiler's RBAC relies on, and every value in values.yaml reaches the o
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from helm_python import Chart
 from kubernetes_validate.utils import latest_version
 
 from arenac.substrate.spine.keys import SERVICES
-from arenac.substrate.spine.redis_local import FANOUT_COMMANDS
+from arenac.substrate.spine.redis_local import AGENT_COMMANDS, FANOUT_COMMANDS, SERVICE_COMMANDS
 from arenac.substrate.spine.seed import substrate_file
 from arenac.substrate.spine.spec import SpineSpec
 
@@ -55,7 +56,7 @@ def test_every_object_validates_strictly(version: str, overlay: dict[str, Any]) 
 
 def test_fixed_object_names_and_labels() -> None:
     objects = by_name(render())
-    expected = {("Secret", "spine-credentials")}
+    expected = {("Secret", "spine-credentials"), ("Secret", "spine-admin-credential")}
     for name in SERVICES:
         expected |= {("Deployment", f"spine-{name}"), ("ConfigMap", f"spine-{name}-config"), ("Service", f"spine-{name}")}
     expected |= {("StatefulSet", "spine-postgres"), ("Service", "spine-postgres"), ("ConfigMap", "spine-postgres-config"),
@@ -107,6 +108,27 @@ def test_postgres_and_redis_follow_the_values() -> None:
     assert {e["valueFrom"]["configMapKeyRef"]["key"] for e in redis["env"]} == {"maxmemory", "maxmemoryPolicy"}
     acl = objects[("Secret", "spine-credentials")]["stringData"]["users.acl"]
     assert f"~spine:* -@all {FANOUT_COMMANDS}" in acl  # the same rights as the local Redis
+    assert "user agent on >" in acl and f" ~* &* {AGENT_COMMANDS}\n" in acl
+    assert f" ~* &* {SERVICE_COMMANDS}\n" in acl.split("user default", 1)[1].split("\n", 1)[0] + "\n"
+    assert "--enable-module-command no" in redis["args"][0] and "--enable-debug-command no" in redis["args"][0]
+    pod = objects[("Deployment", "spine-redis")]["spec"]["template"]["spec"]
+    assert pod["securityContext"]["runAsNonRoot"] is True
+
+
+def test_the_admin_credential_is_a_secret_mounted_as_a_file() -> None:
+    objects = by_name(render())
+    token = objects[("Secret", "spine-admin-credential")]["stringData"]["token"]
+    assert len(token) == 32
+    for service in ("gateway", "message", "fanout"):
+        pod = objects[("Deployment", f"spine-{service}")]["spec"]["template"]["spec"]
+        container = pod["containers"][0]
+        env = {e["name"]: e for e in container["env"]}
+        assert env["SPINE_ADMIN_TOKEN_FILE"]["value"] == "/etc/spine-admin/token"
+        assert token not in json.dumps(container)
+        volume = next(v for v in pod["volumes"] if v["name"] == "admin")
+        assert volume["secret"]["secretName"] == "spine-admin-credential"
+    pg = objects[("StatefulSet", "spine-postgres")]["spec"]["template"]["spec"]["containers"][0]
+    assert "superuser_reserved_connections=10" in pg["args"]
 
 
 def test_postgres_image_is_the_major_version_the_local_stack_runs() -> None:

@@ -41,7 +41,7 @@ def test_up_writes_the_ready_file_and_stops_everything_on_sigterm(tmp_path: Path
         assert stat.S_IMODE((tmp_path / "d" / "endpoints.json").stat().st_mode) == 0o600
         assert set(endpoints.services) == {"gateway", "auth", "channel", "message", "fanout", "maintenance"}
         assert endpoints.postgres_dsn.startswith("postgresql://spine_app:")
-        view = http("GET", endpoints.services["message"] + "/admin/config").body
+        view = http("GET", endpoints.services["message"] + "/admin/config", headers=endpoints.admin_headers()).body
         assert (view["release"], view["config"]["DB_POOL_SIZE"], view["config"]["TIME_SCALE"]) == ("1.4.3", "4", "0.5")
 
         status = arenac("substrate", "status", "--ready-file", str(ready), "--json")

@@ -16,7 +16,7 @@ from substrate.spine_client import Spine, http
 
 def secrets_of(spine: Spine) -> list[str]:
     data = json.loads((spine.stack.data_dir / "secrets.json").read_text())
-    return [*data["postgres"].values(), *data["redis"].values(), data["auth_secret"]]
+    return [*data["postgres"].values(), *data["redis"].values(), data["auth_secret"], data["admin_token"]]
 
 
 def raw(method: str, url: str, data: bytes | None = None, headers: dict[str, str] | None = None) -> tuple[int, str, dict]:
@@ -30,16 +30,19 @@ def raw(method: str, url: str, data: bytes | None = None, headers: dict[str, str
 
 def test_no_credential_is_readable_through_the_admin_api_metrics_or_logs(healthy: Spine) -> None:
     secrets = secrets_of(healthy)
+    admin = healthy.ep.admin_headers()  # what a granted admin call (through the broker) sees
     seen: dict[str, str] = {}
     for name in SERVICES:
         url = healthy.ep.services[name]
         for path in ("/admin/config", "/admin/event", "/healthz", "/readyz", "/metrics"):
-            seen[f"{name} GET {path}"] = raw("GET", url + path)[1]
+            seen[f"{name} GET {path}"] = raw("GET", url + path, headers=admin)[1]
+            seen[f"{name} GET {path} (no credential)"] = raw("GET", url + path)[1]
         # a refused change and a reload answer with the config view too
-        seen[f"{name} POST /admin/config"] = raw("POST", url + "/admin/config", b'{"REDIS_URL": "x", "AUTH_SECRET": "y"}')[1]
-        seen[f"{name} POST /admin/reload"] = raw("POST", url + "/admin/reload", b"{}")[1]
-    seen["fanout backlog"] = raw("GET", healthy.ep.services["fanout"] + "/admin/backlog")[1]
-    seen["maintenance windows"] = raw("GET", healthy.ep.services["maintenance"] + "/admin/windows")[1]
+        seen[f"{name} POST /admin/config"] = raw("POST", url + "/admin/config", b'{"REDIS_URL": "x", "AUTH_SECRET": "y"}',
+                                                 headers=admin)[1]
+        seen[f"{name} POST /admin/reload"] = raw("POST", url + "/admin/reload", b"{}", headers=admin)[1]
+    seen["fanout backlog"] = raw("GET", healthy.ep.services["fanout"] + "/admin/backlog", headers=admin)[1]
+    seen["maintenance windows"] = raw("GET", healthy.ep.services["maintenance"] + "/admin/windows", headers=admin)[1]
     for log in (healthy.stack.data_dir / "logs").iterdir():
         seen[f"log {log.name}"] = log.read_text(errors="replace")
     leaks = [(where, secret) for where, text in seen.items() for secret in secrets if secret in text]
@@ -60,7 +63,7 @@ def test_no_credential_is_readable_through_the_admin_api_metrics_or_logs(healthy
 
 def test_credential_files_are_private(healthy: Spine) -> None:
     d: Path = healthy.stack.data_dir
-    for path in (d / "endpoints.json", d / "secrets.json", d / "pgpass", d / "redis" / "redis.conf"):
+    for path in (d / "endpoints.json", d / "secrets.json", d / "pgpass", d / "admin-token", d / "redis" / "redis.conf"):
         assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
     healthy.stack.restart_service("redis")  # endpoints.json is rewritten: still private
     assert stat.S_IMODE((d / "endpoints.json").stat().st_mode) == 0o600

@@ -54,6 +54,10 @@ def run_service(tmp_path: Path) -> Iterator:
 
     def run(cwd: Path, env: dict[str, str], *extra: str) -> str:
         port = free_port()
+        if "SPINE_ADMIN_TOKEN_FILE" not in env:
+            token_file = tmp_path / "admin-token"
+            token_file.write_text(TOKEN + "\n")
+            env = {**env, "SPINE_ADMIN_TOKEN_FILE": str(token_file)}
         log = tmp_path / f"gateway-{port}.log"
         config = tmp_path / "gateway.yaml"
         config.write_text('RELEASE: "1.4.3"\n')  # the config file says yet another release
@@ -75,6 +79,10 @@ def run_service(tmp_path: Path) -> Iterator:
     stop_all([(child, signal.SIGTERM) for child in children])  # by PID
 
 
+TOKEN = "image-test-admin-token"
+ADMIN = {"Authorization": f"Bearer {TOKEN}"}
+
+
 def base_env(pythonpath: Path | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SPINE_")}
     env["SPINE_RELEASE"] = "1.4.2"  # what `kubectl set env deploy/spine-gateway SPINE_RELEASE=1.4.2` sets
@@ -94,7 +102,7 @@ def test_a_baked_release_wins_over_the_environment(image_root: Path, run_service
 
     url = run_service(image_root, base_env(image_root))
     assert http("GET", url + "/healthz").body["release"] == "1.5.1"
-    view = http("GET", url + "/admin/config").body
+    view = http("GET", url + "/admin/config", headers=ADMIN).body
     assert (view["release"], view["config"]["RELEASE"], view["sources"]["RELEASE"]) == ("1.5.1", "1.5.1", "image")
     assert view["pending_restart"] == []  # the environment asks for 1.4.2, but nothing can change the image
     assert 'spine_service_info{release="1.5.1",service="gateway"} 1.0' in http("GET", url + "/metrics").body
@@ -107,7 +115,7 @@ def test_a_baked_release_wins_over_the_environment(image_root: Path, run_service
 
 def test_without_an_image_release_the_configuration_decides(image_root: Path, run_service, tmp_path: Path) -> None:
     url = run_service(image_root, base_env(image_root))  # nothing baked: the environment wins over the file
-    assert http("GET", url + "/admin/config").body["sources"]["RELEASE"] == "env"
+    assert http("GET", url + "/admin/config", headers=ADMIN).body["sources"]["RELEASE"] == "env"
     assert http("GET", url + "/healthz").body["release"] == "1.4.2"
     stand_in = tmp_path / "message.release"
     stand_in.write_text("1.5.0\n")
@@ -134,3 +142,10 @@ def test_the_dockerfile_no_longer_sets_the_release_in_the_environment() -> None:
     text = DOCKERFILE.read_text()
     assert not re.search(r"^\s*ENV\b[^\n]*SPINE_RELEASE", text, re.MULTILINE)
     assert not re.search(r"^\s*SPINE_RELEASE=", text, re.MULTILINE)
+
+
+def test_without_an_admin_credential_the_admin_api_is_closed(image_root: Path, run_service) -> None:
+    url = run_service(image_root, {**base_env(image_root), "SPINE_ADMIN_TOKEN_FILE": "/nonexistent/token"})
+    assert http("GET", url + "/healthz").status == 200
+    for headers in (None, ADMIN, {"Authorization": "Bearer "}):
+        assert http("GET", url + "/admin/config", headers=headers).status == 401

@@ -168,7 +168,7 @@ def test_role_statement_timeout_applies_to_new_connections_only(healthy: Spine) 
 
 def test_fanout_acl_denial_grows_the_backlog(healthy: Spine) -> None:
     token = healthy.login()
-    admin = redis.Redis.from_url(healthy.ep.redis)
+    admin = redis.Redis.from_url(healthy.ep.redis_harness)
     admin.execute_command("ACL", "SETUSER", "fanout", "-rpop")
     try:
         for i in range(10):
@@ -183,7 +183,7 @@ def test_fanout_acl_denial_grows_the_backlog(healthy: Spine) -> None:
 
 def test_small_redis_maxmemory_stalls_fanout(make_stack) -> None:  # noqa: ANN001
     spine = make_stack(SpineSpec().with_sets(["redis.maxmemory=1mb"]))
-    admin = redis.Redis.from_url(spine.ep.redis)
+    admin = redis.Redis.from_url(spine.ep.redis_harness)
     assert admin.config_get("maxmemory")["maxmemory"] == str(2**20)
     token = spine.login()
     replies = spine.concurrent_sends("general", 150, token)

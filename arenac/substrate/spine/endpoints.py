@@ -2,7 +2,8 @@
 
 Contract:
 - `Endpoints` is the stack's published address book and the JSON of the ready file and of
-  `D/endpoints.json` (both written 0600: they carry superuser DSNs). `Endpoints.from_json` checks
+  `D/endpoints.json` (both written 0600: they carry superuser DSNs, the harness's Redis user and
+  the admin credential). `Endpoints.from_json` checks
   the shape and raises `EndpointsError` (a ValueError, one readable line) for anything else:
   not JSON, a missing field, a wrong type.
 - `probe(endpoints)` reports each component's health from the endpoints alone (HTTP `/readyz`, a
@@ -43,6 +44,13 @@ class Endpoints:
     redis_fanout: str  # the ACL user `fanout`
     data_dir: str
     pids: dict[str, int]
+    # the services' admin credential (Authorization: Bearer ...): the harness's and the broker's
+    admin_token: str = ""
+    redis_harness: str = ""  # the ACL user `harness` (every command): fault injection, snapshots
+    redis_agent: str = ""  # the ACL user `agent`: what an exec into the redis pod may do
+
+    def admin_headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.admin_token}"} if self.admin_token else {}
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2, sort_keys=True) + "\n"

@@ -51,6 +51,14 @@ from arenac.substrate.spine.procs import (
 from arenac.substrate.spine.seed import chart_file
 
 SYSTEM_USER = "embedded_postgres"
+# Capacity the harness keeps whatever an agent does: connection slots only superusers (the
+# harness's `postgres` and `spine_admin`, which no agent is handed) may take, and backends of
+# clients that went away (a frozen agent's) ended within seconds even mid-query. The agent-usable
+# roles also carry connection limits (roles.sql), but the operator may create roles, so the
+# reserved slots are what the guarantee rests on.
+SERVER_ARGS = (("listen_addresses", "127.0.0.1"), ("unix_socket_directories", ""), ("max_connections", "200"),
+               ("superuser_reserved_connections", "10"), ("client_connection_check_interval", "2s"),
+               ("shared_buffers", "32MB"))
 ROLES = ("postgres", "spine_admin", "spine_app", "spine_operator", "spine_readonly")
 DATABASE = "spine"
 
@@ -82,7 +90,7 @@ def _server_user() -> str | None:
     return SYSTEM_USER
 
 
-def _make_reachable(path: Path) -> None:
+def make_reachable(path: Path) -> None:
     """Give `others` the search bit on every ancestor that lacks it (the server user must reach the cluster)."""
     for ancestor in path.resolve().parents:
         mode = ancestor.stat().st_mode
@@ -106,8 +114,8 @@ class LocalPostgres:
     def dsn(self, role: str, database: str = DATABASE) -> str:
         return f"postgresql://{role}:{self.passwords[role]}@127.0.0.1:{self.port}/{database}"
 
-    def passfile_lines(self) -> str:
-        return "".join(f"127.0.0.1:{self.port}:*:{role}:{self.passwords[role]}\n" for role in ROLES)
+    def passfile_lines(self, roles: tuple[str, ...] = ROLES) -> str:
+        return "".join(f"127.0.0.1:{self.port}:*:{role}:{self.passwords[role]}\n" for role in roles)
 
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self, log_path: Path, timeout: float = 20.0) -> bool:
@@ -122,9 +130,9 @@ class LocalPostgres:
         if self._fresh:
             self._initdb(user)
         self._end_stale_server()
-        argv = [str(POSTGRES_BIN_PATH / "postgres"), "-D", str(self.datadir), "-p", str(self.port),
-                "-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=",
-                "-c", "max_connections=200", "-c", "shared_buffers=32MB"]
+        argv = [str(POSTGRES_BIN_PATH / "postgres"), "-D", str(self.datadir), "-p", str(self.port)]
+        for name, value in SERVER_ARGS:
+            argv += ["-c", f"{name}={value}"]
         for name, value in sorted(self.settings.items()):
             argv += ["-c", f"{name}={value}"]
         self.child = spawn("postgres", argv, log_path=log_path, user=user)
@@ -151,8 +159,8 @@ class LocalPostgres:
         pwfile.chmod(0o600)
         if user is not None:
             entry = pwd.getpwnam(user)
-            _make_reachable(self.root)
-            _make_reachable(POSTGRES_BIN_PATH / "postgres")
+            make_reachable(self.root)
+            make_reachable(POSTGRES_BIN_PATH / "postgres")
             os.chown(self.root, entry.pw_uid, entry.pw_gid)
             os.chown(pwfile, entry.pw_uid, entry.pw_gid)
         try:

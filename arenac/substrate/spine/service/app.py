@@ -4,6 +4,11 @@ Contract (every service):
 - `GET /healthz`: 200 while the process serves requests (liveness).
 - `GET /readyz`: 200 once its dependencies are connected, else 503 with the reason (readiness).
 - `GET /metrics`: Prometheus text; requests by route and status, latency histograms, pool gauges.
+- Every `/admin/*` route needs the stack's admin credential (`Authorization: Bearer <token>`,
+  compared in constant time); without it, or with a wrong one, the answer is 401 `unauthorized`
+  and nothing runs. A service started without a credential (`admin_token` empty) answers every
+  admin call 401: the admin API fails closed. Probes, `/metrics` and the public API stay open.
+  The token is read from a file (`SPINE_ADMIN_TOKEN_FILE`), never shown by any answer.
 - `GET /admin/config`: effective config, where each value comes from, reloadable keys, keys
   waiting for a restart. Credentials are never shown: a secret key's value is `<redacted>` and so
   is the password inside any URL (Redis URLs); the admin API is what an agent may be granted. `POST /admin/config` with a JSON object {KEY: value} changes reloadable
@@ -21,6 +26,7 @@ config changes.
 
 from __future__ import annotations
 
+import hmac
 import logging
 import time
 from abc import ABC, abstractmethod
@@ -177,9 +183,31 @@ async def observe(request: web.Request, handler: Handler) -> web.StreamResponse:
             LATENCY.labels(route).observe(time.perf_counter() - started)
 
 
-def build_app(component: Component) -> web.Application:
+ADMIN_PREFIX = "/admin"
+
+
+def admin_guard(token: str) -> Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]:
+    """Middleware: /admin/* answers 401 unless the request carries `Authorization: Bearer <token>`."""
+    expected = f"Bearer {token}".encode() if token else None
+
+    @web.middleware
+    async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
+        path = request.rel_url.path
+        if path == ADMIN_PREFIX or path.startswith(ADMIN_PREFIX + "/"):
+            given = request.headers.get("Authorization", "").encode()
+            if expected is None or not hmac.compare_digest(given, expected):
+                response = error(401, "unauthorized", "the admin API needs the admin credential")
+                response.headers["WWW-Authenticate"] = 'Bearer realm="spine-admin"'
+                return response
+        return await handler(request)
+
+    return guard
+
+
+def build_app(component: Component, admin_token: str = "") -> web.Application:
     ctx = component.ctx
-    app = web.Application(middlewares=[observe])
+    # the guard runs first, so a refused admin call is still counted by `observe`'s metrics
+    app = web.Application(middlewares=[observe, admin_guard(admin_token)])
     INFO.labels(ctx.name, ctx.release.version).set(1)
 
     def config_view() -> dict[str, Any]:

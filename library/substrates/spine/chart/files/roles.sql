@@ -13,5 +13,11 @@ GRANT pg_checkpoint TO spine_app;   -- the maintenance job ends its window with 
 -- The harness (fault injection, gates): never handed to an agent.
 CREATE ROLE spine_admin LOGIN SUPERUSER;
 GRANT spine_operator TO spine_admin;
+-- Connection limits on the roles an agent may be handed or reach (the pools of five services take at
+-- most 5 x 15 spine_app sessions). Superusers are exempt, and the server reserves slots for them
+-- (superuser_reserved_connections), so the harness can always connect.
+ALTER ROLE spine_app CONNECTION LIMIT 120;
+ALTER ROLE spine_operator CONNECTION LIMIT 20;
+ALTER ROLE spine_readonly CONNECTION LIMIT 40;
 -- Owning the database lets the operator run ALTER DATABASE spine SET idle_in_transaction_session_timeout.
 ALTER DATABASE spine OWNER TO spine_operator;
