@@ -180,10 +180,11 @@ def _namespace_flags(network: str) -> list[str]:
     return flags + ["--unshare-user", "--disable-userns", "--new-session", "--die-with-parent"]
 
 
-def command(argv: list[str], args_fd: int, info_fd: int) -> list[str]:
-    """bwrap reading its mount list from `args_fd` and writing the namespace's init PID to `info_fd`."""
+def command(argv: list[str], args_fd: int, info_fd: int | None = None) -> list[str]:
+    """bwrap reading its mount list from `args_fd` (and writing the namespace's init PID to `info_fd`)."""
     binary = shutil.which("bwrap") or "bwrap"
-    return [binary, "--args", str(args_fd), "--info-fd", str(info_fd), "--", *argv]
+    info = ["--info-fd", str(info_fd)] if info_fd is not None else []
+    return [binary, "--args", str(args_fd), *info, "--", *argv]
 
 
 def encode_args(args: list[str]) -> bytes:

