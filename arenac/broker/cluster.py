@@ -39,6 +39,7 @@ from urllib.parse import urlsplit
 import psutil
 import yaml
 
+from arenac.broker.inflight import InFlight
 from arenac.broker.podexec import ExecResult, PodExec, default_exec_user
 from arenac.broker.rbac import DEFAULT_NAMESPACE
 from arenac.broker.workloads import Workload, WorkloadError, apply_template, deployment_object
@@ -90,6 +91,7 @@ class LocalCluster:
     exec_user: str | None = field(default_factory=default_exec_user)  # None: the broker's own user
     created: float = field(default_factory=time.time)
     audit: Callable[[str, list[str], bool, str], None] | None = None
+    inflight: InFlight = field(default_factory=InFlight)  # exec and db-sql processes; the freeze ends them
     _lock: threading.RLock = field(default_factory=threading.RLock, init=False, repr=False)
     _workloads: dict[str, Workload] = field(default_factory=dict, init=False, repr=False)
     _versions: dict[str, int] = field(default_factory=dict, init=False, repr=False)
@@ -108,7 +110,7 @@ class LocalCluster:
             self.stack.set_service_image(component, release)  # what the image carries
         self._workloads["redis"] = Workload("redis", "Deployment", spec.redis.image, created=self.created)
         self._workloads["postgres"] = Workload("postgres", "StatefulSet", spec.postgres.image, created=self.created)
-        self.pod_exec = PodExec(self.namespace, self.exec_user, audit=self._audit)
+        self.pod_exec = PodExec(self.namespace, self.exec_user, audit=self._audit, inflight=self.inflight)
 
     def _audit(self, tool: str, argv: list[str], allowed: bool, reason: str) -> None:
         if self.audit is not None:

@@ -40,6 +40,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from arenac.broker.adminproxy import AdminProxy
+from arenac.broker.inflight import InFlight, InFlightClosed
 from arenac.broker.redisgate import RedisGate
 from arenac.substrate.spine.keys import SERVICES
 from arenac.substrate.spine.postgres import POSTGRES_BIN_PATH
@@ -93,11 +94,12 @@ def rewrite_addresses(argv: Sequence[str], component: str, endpoints: Endpoints,
 
 class PodExec:
     def __init__(self, namespace: str, user: str | None = None, redis_cli: str | None = None,
-                 audit: Audit | None = None) -> None:
+                 audit: Audit | None = None, inflight: InFlight | None = None) -> None:
         self.namespace = namespace
         self.user = user
         self.redis_cli = redis_cli or _find_redis_cli()
         self.audit = audit
+        self.inflight = inflight or InFlight()  # shared with the broker's other tools: the freeze ends them
 
     def run(self, component: str, pod: str, argv: Sequence[str], endpoints: Endpoints, *,
             stdin: bytes | None = None, timeout: float = 120.0, extra_env: Mapping[str, str] | None = None) -> ExecResult:
@@ -184,11 +186,12 @@ class PodExec:
             return _not_started(argv[0], FileNotFoundError())
         command, pass_fds = self._confine(argv, cwd)
         try:
-            proc = subprocess.Popen(command, env=env, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, start_new_session=True, pass_fds=pass_fds,
-                                    **run_as(self.user))
+            proc = self.inflight.start(command, env=env, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                       stderr=subprocess.PIPE, pass_fds=pass_fds, **run_as(self.user))
         except (FileNotFoundError, PermissionError) as exc:
             return _not_started(argv[0], exc)
+        except InFlightClosed:
+            return ExecResult(1, b"", b"error: the agent's access is closed\n")
         finally:
             for fd in pass_fds:
                 os.close(fd)
@@ -199,6 +202,8 @@ class PodExec:
             out, err = proc.communicate()
             err += f"command timed out after {timeout:g} s and was killed\n".encode()
             return ExecResult(137, out[:MAX_OUTPUT], err[:MAX_OUTPUT])
+        finally:
+            self.inflight.finish(proc)
         _kill_group(proc)  # background children the command left behind
         return ExecResult(proc.returncode, out[:MAX_OUTPUT], err[:MAX_OUTPUT])
 

@@ -27,6 +27,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from arenac.broker.cluster import LocalCluster
+from arenac.broker.inflight import InFlightClosed
 from arenac.broker.kubeargs import duration_seconds
 from arenac.broker.kubectl import Kubectl
 from arenac.broker.outcome import Denied, Failed, ToolResult
@@ -52,6 +53,8 @@ class ToolBox:
         self.authorizer = authorizer or Authorizer(rbac_objects)
         self.rbac_objects = list(rbac_objects)
         self.declared = threading.Event()
+        # the processes tool calls run (db-sql's psql, kubectl exec): the freeze ends them
+        self.inflight = cluster.inflight
 
     def set_audit(self, audit: Callable[[str, list[str], bool, str], None] | None) -> None:
         """Where calls made inside a tool call are reported (the admin calls and Redis commands of
@@ -159,10 +162,19 @@ class ToolBox:
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PGPASSWORD": dsn.password or "",
                "PGCONNECT_TIMEOUT": "5", "PGAPPNAME": "arenac-agent", "HOME": "/nonexistent"}
         try:
-            done = subprocess.run(command, capture_output=True, env=env, timeout=self.max_wait, stdin=subprocess.DEVNULL)
+            proc = self.inflight.start(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                                       stdin=subprocess.DEVNULL)
+        except InFlightClosed:
+            raise Denied("db-sql: the agent's access is closed") from None
+        try:
+            out, err = proc.communicate(timeout=self.max_wait)
         except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
             return ToolResult(1, "", f"db-sql: timed out after {self.max_wait:g} s\n", True, f"role {role}")
-        return ToolResult(done.returncode, done.stdout.decode(errors="replace"), done.stderr.decode(errors="replace"),
+        finally:
+            self.inflight.finish(proc)
+        return ToolResult(proc.returncode, out.decode(errors="replace"), err.decode(errors="replace"),
                           True, f"role {role}")
 
     # -- wait-until-healthy ------------------------------------------------------------------

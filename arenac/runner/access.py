@@ -50,9 +50,11 @@ class AgentAccess:
     def agent_env(self) -> dict[str, str]:
         return {"KUBECONFIG": "/dev/null"}  # kubectl here is the brokered one; no real cluster config leaks in
 
-    def close_agent_access(self) -> None:
-        """After the freeze nobody may act: the broker stops answering."""
+    def close_agent_access(self) -> int:
+        """After the freeze nobody may act: the broker stops answering, and what the agent's calls
+        still run (a long db-sql, an exec's leftovers) is ended. Returns how many were running."""
         self.broker.stop()
+        return self.broker.toolbox.inflight.end_all()
 
     def stop(self) -> None:
         self.broker.stop()

@@ -257,7 +257,9 @@ class _Episode:
         log("agent_frozen", declared=declared, processes=frozen.processes_stopped, remaining=len(frozen.remaining))
         if frozen.remaining:
             raise InfraError(f"the freeze left {len(frozen.remaining)} agent process(es) running")
-        self.broker.close_agent_access()
+        ended = self.broker.close_agent_access()
+        if ended:
+            log("agent_calls_ended", processes=ended)  # tool calls still running at the freeze
         self._snapshot("declaration")
         for fault in faults:
             if fault.recur_after_declare_s is not None:

@@ -119,3 +119,24 @@ def test_token_tool_list_and_action_log(episode: Callable[..., Episode], tmp_pat
          "reason": 'Error from server (Forbidden): pods is forbidden: User "system:serviceaccount:arenac:arenac-agent" '
                    'cannot list resource "pods" in API group "" in the namespace "arenac"'}]
     assert lines[0] == json.dumps(json.loads(lines[0]), sort_keys=True)
+
+
+def test_the_freeze_ends_tool_calls_still_running(episode: Callable[..., Episode]) -> None:
+    """A db-sql made before the declaration must not hold connections (or locks) after the freeze."""
+    import threading
+    import time
+
+    e = episode("confined")
+    results = []
+    call = threading.Thread(target=lambda: results.append(e.call("db-sql", "-c", "SELECT pg_sleep(60)")))
+    started = time.monotonic()
+    call.start()
+    while time.monotonic() - started < 20 and not e.broker.toolbox.inflight._running:
+        time.sleep(0.05)
+    time.sleep(0.5)  # psql has connected and sleeps
+    assert e.broker.toolbox.inflight.end_all() == 1
+    call.join(timeout=10)
+    assert not call.is_alive() and time.monotonic() - started < 30
+    assert results[0].code != 0  # cut short, not a minute later
+    late = e.call("db-sql", "-c", "SELECT 1")
+    assert late.code == 1 and "access is closed" in late.stderr
