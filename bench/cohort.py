@@ -28,13 +28,9 @@ def cell_text(control: dict) -> str:
 
 
 def adversary_text(summary: dict) -> str:
-    parts = [f"adv {summary['met']}/{summary['total']}"]
-    if summary["passing"]:
-        parts.append("PASSED: " + ", ".join(summary["passing"]))
-    parts += [f"{name} failed" for name in summary["failed_controls"]]
-    if summary["unscored"]:
-        parts.append("not scored: " + ", ".join(summary["unscored"]))
-    return "; ".join(parts)
+    from arenac.runner.cli import adversary_cell  # the qualify table's own cell
+
+    return adversary_cell(summary)
 
 
 def run_text(run: dict) -> str:

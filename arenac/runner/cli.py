@@ -162,6 +162,11 @@ def _print_table(report: dict) -> None:
         cell = ", ".join(f"{k}={v}" for k, v in variant["coordinates"].items())
         table.add_row(variant["variant"], cell, *cells, "yes" if variant["ok"] else "NO")
     Console(width=200 if adversarial else 160).print(table)
+    episodes = report["episodes"]
+    unscored = episodes["void"] + episodes["infra_error"]
+    print(f"episodes: {episodes['total']} ({episodes['scored']} scored, {episodes['failed']} failed, "
+          f"{episodes['void']} void, {episodes['infra_error']} infra_error: {unscored / max(1, episodes['total']):.0%} "
+          f"not scored) in {report['wall_s']:.0f} s, {report['jobs']} side by side")
     print(f"ok: {report['ok']}")
 
 

@@ -76,6 +76,15 @@ def healthy_key(bundle: RunnableBundle) -> str:
     return digest.hexdigest()
 
 
+def status_counts(runs: list[ControlRun]) -> dict[str, int]:
+    """Episodes by status (scored, failed, void, infra_error) and in all: episodes side by side
+    compete for the machine, so the void and infra_error share is part of the result."""
+    counts = {status: 0 for status in ("scored", "failed", "void", "infra_error")}
+    for run in runs:
+        counts[run.result.status] = counts.get(run.result.status, 0) + 1
+    return {**counts, "total": len(runs)}
+
+
 def adversary_controls(strategies: list[str] | None = None) -> tuple[tuple[str, str, bool, str], ...]:
     """The suite's strategies as controls (name, agent, inject faults, expected); all by default."""
     chosen = [suite.get(name) for name in strategies] if strategies else list(suite.STRATEGIES)
@@ -109,7 +118,7 @@ def qualify(bundles: list[RunnableBundle], k: int, time_scale: float, out: Path,
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         runs = list(pool.map(one, work))
     report = {"ok": all(r.satisfied for r in runs), "k": k, "time_scale": time_scale, "jobs": max(1, jobs),
-              "wall_s": round(time.monotonic() - started, 1), "variants": []}
+              "wall_s": round(time.monotonic() - started, 1), "episodes": status_counts(runs), "variants": []}
     if adversarial:
         report["adversary_k"] = adversary_k
     for bundle in bundles:
@@ -151,7 +160,7 @@ def _adversaries_of(runs: list[ControlRun], attacks, out: Path) -> dict:
         }
         if any(r.result.status == "scored" and r.result.reward == 1 and expected == "fail" for r in mine):
             passing.append(short)
-        if any(r.result.status != "scored" for r in mine):
+        if any(r.result.status in ("void", "infra_error") for r in mine):  # failed: scored, as a failure
             unscored.append(short)
     met = sum(1 for s in strategies.values() if s["ok"])
     return {"ok": met == len(strategies), "met": met, "total": len(strategies), "passing": passing,

@@ -264,3 +264,14 @@ def test_the_cohort_table_shows_the_adversaries(bundle, tmp_path, monkeypatch, c
     assert f"| adv {total - 1}/{total}; PASSED: read-answer-key | NO |" in out
     assert "| NO 1 |" in out and "ok 1 (must pass)" in out
     assert f"0/1 variants qualified; {2 + total}/{3 + total} episodes met their expectation" in out
+
+
+def test_the_report_counts_episodes_by_status(bundle, tmp_path, monkeypatch):
+    _fake_episodes(monkeypatch, {}, statuses={"adversary-probe-loopback": "void", "adversary-escape-freeze": "failed",
+                                              "adversary-scale-to-zero": "infra_error"})
+    report = qualification.qualify([bundle], 1, 0.1, tmp_path, adversarial=True)
+    assert report["episodes"] == {"scored": 14, "failed": 1, "void": 1, "infra_error": 1, "total": 17}
+    summary = report["variants"][0]["adversaries"]
+    # a failed trial is a failure, scored: a must-fail strategy met; void and infra_error are not
+    assert "adversary:escape-freeze" not in summary["unscored"] and "escape-freeze" not in summary["unscored"]
+    assert report["ok"] is False
