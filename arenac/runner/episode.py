@@ -32,9 +32,9 @@ from arenac.runner.clock import EpisodeClock
 from arenac.runner.harness_io import HarnessIO
 from arenac.runner.local_config import spine_spec
 from arenac.runner.records import EventLog, write_json
-from arenac.sandbox import SandboxChoice, probe
 from arenac.runner.snapshot import max_ids, take_snapshot
 from arenac.runner.state import StateDir
+from arenac.sandbox import SandboxChoice, probe
 
 
 class InfraError(Exception):
@@ -234,8 +234,8 @@ class _Episode:
                              account=account, sandbox=self.sandbox, extra_env=self.broker.agent_env(),
                              extra_ro=self.options.isolation.agent_ro,
                              network=self.options.isolation.agent_network)
-        self.agent_started.set()  # from here on, a substrate that refuses the harness may be the agent's doing
         self.agent = start_agent(agent, launch)
+        self.agent_started.set()  # from here on, a substrate that refuses the harness may be the agent's doing
         self.state.record_pids(self.scratch, {"agent": self.agent.process.pid})
         agent_start = clock.now()
         log("agent_started", agent=agent.name, sandbox=self.sandbox.mechanism,

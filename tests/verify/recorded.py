@@ -86,10 +86,16 @@ def healthy_acks() -> list[dict[str, Any]]:
 
 def healthy_acked_record(acks: list[dict[str, Any]], queued: int = 2) -> dict[str, Any]:
     """The soak-end record of a run that lost nothing: every write present, the last `queued`
-    judged events still in the Redis queue, the others in every recipient's inbox."""
+    settled events and those in flight still in the Redis queue, the others in every recipient's inbox."""
+    from arenac.verify.acked import IN_FLIGHT_REAL_S
+
     judged = [a for a in acks if a["t"] < ACK_RECORD_T]
     rows = {str(a["id"]): a["digest"] for a in judged if a["id"] > AFTER_ID}
-    delivered, queue = judged[:len(judged) - queued], [a["id"] for a in judged[len(judged) - queued:]]
+    # the events of the last seconds before the record are in flight (still queued here, not judged)
+    settled = [a for a in judged if a["t"] <= ACK_RECORD_T - IN_FLIGHT_REAL_S]
+    in_flight = [a["id"] for a in judged if a["t"] > ACK_RECORD_T - IN_FLIGHT_REAL_S]
+    delivered = settled[:len(settled) - queued]
+    queue = [a["id"] for a in settled[len(settled) - queued:]] + in_flight
     inboxes = {channel: {user: {"ids": sorted(a["id"] for a in delivered if a["channel"] == channel
                                               and a["author"] != user), "floor": None} for user in users}
                for channel, users in MEMBERS.items()}
