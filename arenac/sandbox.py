@@ -28,7 +28,7 @@ Contract:
   namespace, and the machine's network (a pod reaches its Services).
 - A sandboxed agent is ended in one step: killing the outer bwrap kills the namespace's init,
   and with it the kernel kills every process of the namespace, however it detached (setsid,
-  double fork, nested namespaces). `namespace_members(ns)` lists the host PIDs still in a PID
+  double fork; no nested namespace can be made: --disable-userns). `namespace_members(ns)` lists the host PIDs still in a PID
   namespace, so the freeze can prove that none remain.
 """
 
@@ -49,7 +49,6 @@ AGENT_PATH = f"{AGENT_TOOLS}:/usr/local/bin:/usr/bin:/bin"
 SYSTEM_DIRS = ("/usr", "/etc")
 MERGED_USR = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 MECHANISMS = ("auto", "bwrap", "none")
-NETWORKS = ("private", "host")
 
 
 class SandboxUnavailable(Exception):
