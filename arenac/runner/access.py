@@ -28,7 +28,7 @@ class AgentAccess:
         from arenac.sandbox import AGENT_RUN
 
         plan = bundle.plan
-        rbac = [yaml.safe_load(p.read_text(encoding="utf-8")) for p in sorted((bundle.directory / "rbac").glob("*.yaml"))]
+        rbac = [yaml.safe_load(data.decode("utf-8")) for data in bundle.rbac_bytes]  # as pinned at opening
         cluster = LocalCluster(stack)
         toolbox = ToolBox(cluster, plan.access, rbac, time_scale=log.clock.time_scale, on_declare=on_declare)
         # the oracle waits with wait-until-healthy; an agent may use it too (it only reads health)

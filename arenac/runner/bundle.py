@@ -2,7 +2,8 @@
 
 Contract: `open_bundle(dir)` checks the bundle against its manifest and reads, once, the files the
 episode and its grader depend on (plan.json, verifier/gates.json, oracle/solve.sh,
-instruction.md); each read's sha256 must be the manifest's, so what is pinned is exactly what was
+instruction.md, and the agent's RBAC objects rbac/*.yaml, which the broker enforces); each read's
+sha256 must be the manifest's, so what is pinned is exactly what was
 checked. The episode never re-reads them from the bundle: the grader grades with the pinned gates,
 the oracle runs the pinned script, and the verdict records the digests. Editing the bundle after
 it was opened changes nothing the episode does.
@@ -48,6 +49,11 @@ class RunnableBundle:
     def instruction_bytes(self) -> bytes:
         return self.pinned["instruction.md"]
 
+    @property
+    def rbac_bytes(self) -> list[bytes]:
+        """The agent's RBAC objects (rbac/*.yaml) as pinned, in path order."""
+        return [data for path, data in sorted(self.pinned.items()) if path.startswith("rbac/")]
+
     def digests(self) -> dict[str, str]:
         """sha256 of every pinned file, and the manifest's bundle digest (what the verdict records)."""
         return {"bundle_digest": self.bundle_digest, **{path: sha256(data) for path, data in sorted(self.pinned.items())}}
@@ -55,7 +61,8 @@ class RunnableBundle:
 
 def open_bundle(directory: Path) -> RunnableBundle:
     pinned: dict[str, bytes] = {}
-    for path in PINNED:
+    wanted = list(PINNED) + sorted(p.relative_to(directory).as_posix() for p in (directory / "rbac").glob("*.yaml"))
+    for path in wanted:
         try:
             pinned[path] = (directory / path).read_bytes()
         except OSError:
@@ -68,7 +75,7 @@ def open_bundle(directory: Path) -> RunnableBundle:
     if not problems:
         manifest = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
         listed = {a["path"]: a["sha256"] for a in manifest["artefacts"]}
-        for path in PINNED:
+        for path in wanted:
             if path not in pinned or path not in listed:
                 problems.append(f"missing: {path}")
             elif sha256(pinned[path]) != listed[path]:

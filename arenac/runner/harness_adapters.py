@@ -99,15 +99,9 @@ def grade(run_dir: Path, bundle) -> dict:
     from arenac.verify.verdict import unscored
 
     try:
-        gates = parse_gates(bundle.gates_bytes)
-    except EvidenceError as error:
-        gates = None
-        verdict = unscored(None, bundle.plan.variant, "infra_error", f"unreadable gates: {error}")
-    if gates is not None:
-        try:
-            verdict = grade_evidence(run_dir / "evidence", gates=gates)
-        except EvidenceError as error:
-            verdict = unscored(gates.task, gates.variant, "infra_error", f"unreadable evidence: {error}")
+        verdict = grade_evidence(run_dir / "evidence", gates=parse_gates(bundle.gates_bytes))
+    except EvidenceError as error:  # it names the file: the pinned gates or a piece of evidence
+        verdict = unscored(bundle.plan.task, bundle.plan.variant, "infra_error", f"unreadable evidence: {error}")
     verdict = verdict.model_copy(update={"pinned": bundle.digests()})
     write_results(run_dir, verdict)
     return {"reward": verdict.reward, "outcome": verdict.outcome, "safe_repair": verdict.safe_repair}

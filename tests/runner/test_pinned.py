@@ -58,3 +58,12 @@ def test_a_bundle_altered_before_opening_is_refused(bundle_dir):
     (bundle_dir / "verifier" / "gates.json").write_text(json.dumps(PERMISSIVE))
     with pytest.raises(BundleRefused, match="altered: verifier/gates.json"):
         open_bundle(bundle_dir)
+
+
+def test_rbac_widened_after_opening_is_not_what_the_broker_enforces(bundle_dir):
+    bundle = open_bundle(bundle_dir)
+    (role,) = [p for p in (bundle_dir / "rbac").glob("*.yaml") if "role.yaml" == p.name]
+    original = role.read_bytes()
+    role.write_text("kind: Role\nrules:\n- apiGroups: ['*']\n  resources: ['*']\n  verbs: ['*']\n")
+    assert original in bundle.rbac_bytes and role.read_bytes() not in bundle.rbac_bytes
+    assert "rbac/role.yaml" in bundle.digests()
