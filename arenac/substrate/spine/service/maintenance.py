@@ -12,7 +12,7 @@ writes scratch rows as fast as the database takes them and refreshes `channel_st
 behind each batch (up to a slice each), so the window shows as a run of latency spikes, and as
 pool exhaustion when the sends queued behind a batch outnumber the pool; at the end it truncates
 the scratch table and runs CHECKPOINT. `GET /admin/windows` lists recent windows
-{"start", "end"} (Unix seconds); metrics `spine_maintenance_active`, `spine_maintenance_windows_total`.
+{"start", "end"} (Unix seconds) and says whether one is `active` now; metrics `spine_maintenance_active`, `spine_maintenance_windows_total`.
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ class Maintenance(DbComponent):
         super().__init__(ctx)
         self.windows: deque[dict[str, float | str]] = deque(maxlen=50)
         self._task: asyncio.Task[None] | None = None
+        self.active = False
 
     def routes(self) -> list[web.RouteDef]:
         return []
@@ -78,7 +79,9 @@ class Maintenance(DbComponent):
         await super().stop()
 
     async def list_windows(self, _: web.Request) -> web.Response:
-        return web.json_response({"windows": list(self.windows), "schedule": self.schedule().__dict__})
+        return web.json_response(
+            {"windows": list(self.windows), "active": self.active, "schedule": self.schedule().__dict__}
+        )
 
     async def _loop(self) -> None:
         while True:
@@ -94,6 +97,7 @@ class Maintenance(DbComponent):
 
     async def _window(self, until: float) -> None:
         began = time.time()
+        self.active = True
         ACTIVE.set(1)
         # one batch per slice, each its own transaction: sends stall for up to a slice at a time
         # (latency), and those queued behind a batch go through before the next one takes the locks
@@ -117,6 +121,7 @@ class Maintenance(DbComponent):
                 await conn.execute("TRUNCATE maintenance_scratch")
                 await conn.execute("CHECKPOINT")
         finally:
+            self.active = False
             ACTIVE.set(0)
             WINDOWS.inc()
         self.windows.append({"start": began, "end": time.time()})
