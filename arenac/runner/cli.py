@@ -28,10 +28,27 @@ def _stop_on_signals() -> threading.Event:
 
 
 def _reap() -> None:
+    from arenac.runner.lifetime import reap_dead_runners
     from arenac.runner.state import StateDir
 
-    for line in StateDir.default().reap():
+    for line in reap_dead_runners() + StateDir.default().reap():
         print(f"arenac: reaped what an earlier runner left: {line}", file=sys.stderr)
+
+
+class _Launcher:
+    """Runs each episode in a worker process bound to the kernel by a cgroup (lifetime.py), or
+    bound by records only where no cgroup can be had (the timeline says which)."""
+
+    def __init__(self) -> None:
+        from arenac.runner.lifetime import RunnerCgroups
+        from arenac.runner.state import StateDir
+
+        self.cgroups, self.reason = RunnerCgroups.open(StateDir.default().root)
+
+    def __call__(self, bundle, options, stop):
+        from arenac.runner.worker import run_in_worker
+
+        return run_in_worker(bundle.directory, options, stop, self.cgroups, self.reason)
 
 
 def _warn_isolation() -> None:
@@ -97,7 +114,7 @@ def check_strategies(names: list[str]) -> str | None:
 
 
 def run_command(bundle_dir: str, agent: str, time_scale: float, out: str | None, healthy: bool, isolation) -> int:
-    from arenac.runner.episode import EpisodeOptions, run_episode
+    from arenac.runner.episode import EpisodeOptions
     from arenac.runner.progress import Progress
 
     problem = check_agent(agent)
@@ -109,9 +126,10 @@ def run_command(bundle_dir: str, agent: str, time_scale: float, out: str | None,
         return EXIT_REFUSED
     (bundle,), stop = prepared
     run_dir = Path(out or f"runs/{bundle.plan.variant}")
+    launch = _Launcher()
     with Progress(run_dir):
-        result = run_episode(bundle, EpisodeOptions(agent=agent, time_scale=time_scale, out=run_dir,
-                                                    inject_faults=not healthy, isolation=isolation), stop)
+        result = launch(bundle, EpisodeOptions(agent=agent, time_scale=time_scale, out=run_dir,
+                                               inject_faults=not healthy, isolation=isolation), stop)
     print(f"{bundle.plan.variant}: {result.status}, reward {result.reward} (outcome {result.outcome}, "
           f"safe repair {result.safe_repair}), {result.wall_s:.1f} s -> {run_dir}")
     return EXIT_OK if result.status != "infra_error" else EXIT_FAILED
@@ -136,7 +154,8 @@ def qualify_command(bundle_dirs: list[str], k: int, time_scale: float, out: str,
               f"reward {run.result.reward}, {run.result.wall_s:.1f} s", flush=True)
 
     report = qualify(bundles, k, time_scale, Path(out), jobs, stop, progress, adversarial=adversarial,
-                     adversary_k=adversary_k, strategies=list(strategies) or None, isolation=isolation)
+                     adversary_k=adversary_k, strategies=list(strategies) or None, isolation=isolation,
+                     launch=_Launcher())
     _print_table(report)
     return EXIT_OK if report["ok"] else EXIT_FAILED
 

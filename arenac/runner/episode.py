@@ -68,6 +68,9 @@ class EpisodeOptions:
     inject_faults: bool = True  # False: the healthy control
     progress: bool = False
     isolation: Isolation = Isolation()
+    # what binds the episode's processes to its lifetime (lifetime.py): "cgroup", or
+    # "process records (why no cgroup)" when they are bound only by state.py's records
+    bound_by: str = "process records (in the runner's process)"
 
 
 @dataclass(frozen=True)
@@ -97,7 +100,8 @@ def run_episode(bundle: RunnableBundle, options: EpisodeOptions, stop: threading
     state = StateDir.default().register(scratch)
     clock = EpisodeClock(options.time_scale)
     log = EventLog(out / "events.jsonl", clock)
-    timeline = {"time_scale": options.time_scale, "status": "scored", "void_reason": None, "declared_s": None}
+    timeline = {"time_scale": options.time_scale, "status": "scored", "void_reason": None, "declared_s": None,
+                "bound_by": options.bound_by}
     episode = _Episode(bundle, options, clock, log, evidence, scratch, state, stop, timeline, sandbox)
     try:
         episode.run()

@@ -25,6 +25,7 @@ import hashlib
 import json
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,7 +94,10 @@ def adversary_controls(strategies: list[str] | None = None) -> tuple[tuple[str, 
 
 def qualify(bundles: list[RunnableBundle], k: int, time_scale: float, out: Path, jobs: int = 1,
             stop: threading.Event | None = None, on_result=None, adversarial: bool = False,
-            adversary_k: int = 1, strategies: list[str] | None = None, isolation: Isolation = Isolation()) -> dict:
+            adversary_k: int = 1, strategies: list[str] | None = None, isolation: Isolation = Isolation(),
+            launch: Callable[[RunnableBundle, EpisodeOptions, threading.Event], EpisodeResult] = run_episode) -> dict:
+    """Run the controls (and the suite); `launch` runs one episode (in this process by default; the
+    CLI runs each in a worker process of its own, bound to the kernel: worker.py)."""
     stop = stop or threading.Event()
     healthy_of: dict[str, RunnableBundle] = {}  # healthy key -> the bundle whose healthy runs are shared
     representative = {id(b): healthy_of.setdefault(healthy_key(b), b) for b in bundles}
@@ -109,7 +113,7 @@ def qualify(bundles: list[RunnableBundle], k: int, time_scale: float, out: Path,
             return ControlRun(bundle, name, index, EpisodeResult(run_dir, "infra_error", 0, False, False, 0.0))
         options = EpisodeOptions(agent=agent, time_scale=time_scale, out=run_dir, inject_faults=inject,
                                  isolation=isolation)
-        run = ControlRun(bundle, name, index, run_episode(bundle, options, stop))
+        run = ControlRun(bundle, name, index, launch(bundle, options, stop))
         if on_result is not None:
             on_result(run)
         return run

@@ -1,6 +1,9 @@
 """The runner's state directory: what each live episode started, so that a runner killed with
 SIGKILL can be cleaned up by the next one.
 
+Where the episode cgroups of lifetime.py can be had they bind the processes and these records are
+the second line; without them (not root, no cgroup v2), they are the only one.
+
 Each episode writes `<state>/<id>.json` with the runner's PID and every PID it started (with the
 process's start time, so a recycled PID is never killed) and its scratch directory. `reap()` ends
 the processes of episodes whose runner is gone and removes their scratch directories.
@@ -77,10 +80,22 @@ class StateDir:
                         pass
             scratch = Path(data.get("scratch", ""))
             if scratch.name.startswith("arenac-episode-") and scratch.exists():
+                # the stack records each process as it spawns it: what a runner killed during
+                # provisioning started before it could record anything here
+                cleaned += [f"killed {name} (stack record)" for name in _end_stack_leftovers(scratch)]
                 shutil.rmtree(scratch, ignore_errors=True)
                 cleaned.append(f"removed {scratch}")
             record.unlink(missing_ok=True)
         return cleaned
+
+
+def _end_stack_leftovers(scratch: Path) -> list[str]:
+    from arenac.substrate.spine.procs import PidLedger
+
+    try:
+        return PidLedger(scratch / "substrate" / "pids.json").end_leftovers()
+    except (OSError, ValueError, KeyError):
+        return []
 
 
 def _identity(pid: int) -> dict | None:

@@ -55,6 +55,7 @@ class Timeline(EvidenceModel):
     window_end_s: float | None = None
     soak_start_s: float | None = None
     soak_end_s: float | None = None
+    bound_by: str | None = None  # what bound the episode's processes to its lifetime (runner/lifetime.py)
 
     @model_validator(mode="after")
     def _scored_has_times(self) -> "Timeline":

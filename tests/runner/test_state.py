@@ -58,3 +58,26 @@ def test_a_recycled_pid_is_never_killed(tmp_path):
     finally:
         bystander.kill()
         bystander.wait()
+
+
+def test_reap_ends_what_the_stack_recorded_before_the_runner_could(tmp_path):
+    """A runner killed during provisioning: its stack's own ledger (pids.json, written at each spawn)
+    names a process the state record does not know yet."""
+    from arenac.substrate.spine.procs import Child, PidLedger
+
+    state = StateDir(tmp_path / "state")
+    state.root.mkdir()
+    scratch = tmp_path / "arenac-episode-prov"
+    (scratch / "substrate").mkdir(parents=True)
+    redis = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"], start_new_session=True)
+    try:
+        PidLedger(scratch / "substrate" / "pids.json").record([Child("redis", redis, tmp_path / "log")])
+        record = {"runner": {"pid": 1, "started": 0.0}, "scratch": str(scratch), "pids": {}}  # a dead runner
+        (state.root / f"{scratch.name}.json").write_text(json.dumps(record))
+        cleaned = state.reap()
+        assert "killed redis (stack record)" in cleaned
+        assert redis.wait(10) is not None and not scratch.exists()
+    finally:
+        if redis.poll() is None:
+            redis.kill()
+            redis.wait()
