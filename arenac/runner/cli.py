@@ -130,7 +130,8 @@ def run_command(bundle_dir: str, agent: str, time_scale: float, out: str | None,
     with Progress(run_dir):
         result = launch(bundle, EpisodeOptions(agent=agent, time_scale=time_scale, out=run_dir,
                                                inject_faults=not healthy, isolation=isolation), stop)
-    print(f"{bundle.plan.variant}: {result.status}, reward {result.reward} (outcome {result.outcome}, "
+    why = f" ({result.reason})" if result.reason and result.status != "scored" else ""
+    print(f"{bundle.plan.variant}: {result.status}{why}, reward {result.reward} (outcome {result.outcome}, "
           f"safe repair {result.safe_repair}), {result.wall_s:.1f} s -> {run_dir}")
     return EXIT_OK if result.status != "infra_error" else EXIT_FAILED
 

@@ -34,6 +34,7 @@ from arenac.runner.local_config import spine_spec
 from arenac.runner.records import EventLog, write_json
 from arenac.runner.snapshot import max_ids, take_snapshot
 from arenac.runner.state import StateDir
+from arenac.runner.watch import PartsWatch, changing_calls
 from arenac.sandbox import SandboxChoice, probe
 
 
@@ -42,12 +43,13 @@ class InfraError(Exception):
 
 
 def _substrate_error(error: BaseException) -> bool:
-    """An error of the harness's hands on the substrate (a refused or timed-out connection, a
-    database or Redis error): after the handover the agent may have caused it."""
+    """An error of the harness's hands on the substrate (a refused, reset or timed-out connection,
+    a database or Redis error): after the handover the agent may have caused it. Other OS errors
+    (a full disk, a missing file) are the harness's own."""
     import asyncpg
     import redis
 
-    return isinstance(error, (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError,
+    return isinstance(error, (ConnectionError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError,
                               redis.RedisError))
 
 
@@ -81,6 +83,7 @@ class EpisodeResult:
     outcome: bool
     safe_repair: bool
     wall_s: float
+    reason: str = ""  # why a trial is not scored (void, infra_error) or failed: the timeline's void_reason
 
 
 def run_episode(bundle: RunnableBundle, options: EpisodeOptions, stop: threading.Event | None = None) -> EpisodeResult:
@@ -106,11 +109,16 @@ def run_episode(bundle: RunnableBundle, options: EpisodeOptions, stop: threading
     try:
         episode.run()
     except InfraError as error:
-        timeline.update(status="infra_error", void_reason=str(error))
-        log("infra_error", reason=str(error))
+        reason = episode.parts_reason or str(error)
+        timeline.update(status="infra_error", void_reason=reason)
+        log("infra_error", reason=reason)
     except Exception as error:  # noqa: BLE001 - any harness crash is an infrastructure failure, not the agent's
         reason = f"{type(error).__name__}: {error}"
-        if episode.agent_started.is_set() and _substrate_error(error):
+        if episode.parts_reason:  # a lost part of the harness or substrate that the agent did not cause
+            reason = f"{episode.parts_reason} ({reason})"
+            timeline.update(status="infra_error", void_reason=reason)
+            log("infra_error", reason=reason)
+        elif episode.agent_started.is_set() and _substrate_error(error):
             # the substrate refused the harness after the agent had it: the agent's failure, scored as such
             reason = f"harness step '{episode.step}' failed after the handover: {reason}"
             timeline.update(status="failed", void_reason=reason)
@@ -119,14 +127,45 @@ def run_episode(bundle: RunnableBundle, options: EpisodeOptions, stop: threading
             timeline.update(status="infra_error", void_reason=reason)
             log("infra_error", reason=reason)
     finally:
-        episode.teardown()
-        write_json(evidence / "timeline.json", timeline)
+        unwritten: OSError | None = None
+        try:
+            episode.teardown()
+        except OSError as error:  # the run directory would not take the evidence (a full disk)
+            unwritten = error
         shutil.rmtree(scratch, ignore_errors=True)
         state.unregister(scratch)
-    verdict = adapters.grade(out, bundle)
+    unwritten = unwritten or log.write_error
+    if unwritten is not None:
+        timeline.update(status="infra_error", void_reason=f"the run directory could not be written: {unwritten}")
+    try:
+        write_json(evidence / "timeline.json", timeline)
+        if unwritten is not None:  # evidence is missing: there is nothing to grade
+            return EpisodeResult(out, "infra_error", 0, False, False, round(time.monotonic() - started, 2),
+                                 timeline["void_reason"])
+        verdict = adapters.grade(out, bundle)
+    except OSError as error:
+        return EpisodeResult(out, "infra_error", 0, False, False, round(time.monotonic() - started, 2),
+                             f"the run directory could not be written: {error}")
     log("graded", **verdict)
     return EpisodeResult(out, timeline["status"], verdict["reward"], verdict["outcome"], verdict["safe_repair"],
-                         round(time.monotonic() - started, 2))
+                         round(time.monotonic() - started, 2), timeline["void_reason"] or "")
+
+
+def _read_actions(path: Path) -> list[dict]:
+    """The broker's record of the agent's calls so far (a line being written is left out)."""
+    import json
+
+    try:
+        lines = path.read_text().splitlines()
+    except OSError:
+        return []
+    actions = []
+    for line in lines:
+        try:
+            actions.append(json.loads(line))
+        except ValueError:
+            continue
+    return actions
 
 
 def _linked(outer: threading.Event | None) -> threading.Event:
@@ -182,6 +221,8 @@ class _Episode:
         self._backlog_lock = threading.Lock()
         self.onset_times: dict[str, float | None] = {}  # plan time each fault first fired
         self.baseline_ids: dict[str, int] | None = None
+        self.watch: PartsWatch | None = None
+        self.parts_reason: str | None = None  # why a lost part makes the trial an infra_error (watch.py)
 
     # ---- the episode ------------------------------------------------------------------------
     def run(self) -> None:
@@ -203,6 +244,7 @@ class _Episode:
                                               live_file=self.evidence.parent / "live.json")
         self.state.record_pids(self.scratch, {"loadgen": self.loadgen.pid})
         self.clock.zero = self.loadgen.zero  # plan time 0 is the load generator's start
+        self.watch = PartsWatch(self.stack, self.loadgen, clock, on_loss=self._part_lost).start()
         self._thread(self._sample_backlog)
         log("load_started")
 
@@ -315,6 +357,23 @@ class _Episode:
         write_json(self.evidence / "challenges.json", challenges)
         write_json(self.evidence / "harness_changes.json", {"changes": list(self.harness_changes)})
         log("challenges_done")
+        self.watch.check()  # a part lost since the last look still counts
+        self._part_lost()
+        if self.parts_reason:
+            raise InfraError(self.parts_reason)
+
+    # ---- parts lost ---------------------------------------------------------------------------
+    def _part_lost(self) -> None:
+        """The watch saw a part exit or stop: when that makes the trial the infrastructure's
+        failure, the episode stops at once (the reason replaces "interrupted")."""
+        if self.parts_reason or self.watch is None or not self.watch.losses:
+            return
+        reason = self.watch.blame(self.timeline.get("handover_s") if self.agent_started.is_set() else None,
+                                  changing_calls(_read_actions(self.evidence.parent / "actions.jsonl")))
+        if reason:
+            self.parts_reason = reason
+            self.log("part_lost", reason=reason)
+            self.stop.set()
 
     # ---- helpers --------------------------------------------------------------------------------
     def _sleep_until(self, plan_t: float) -> None:
@@ -456,6 +515,9 @@ class _Episode:
 
     def teardown(self) -> None:
         self.stop.set()
+        if self.watch is not None:  # before anything is stopped on purpose
+            self.watch.stop()
+            write_json(self.evidence / "parts.json", self.watch.record())
         if self.agent is not None and self.agent.running():
             self.agent.freeze()
         if self.account_lock is not None:

@@ -31,6 +31,7 @@ class LoadgenProcess:
     def stop(self) -> None:
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
+            self.process.send_signal(signal.SIGCONT)  # a stopped generator takes the TERM only once continued
             try:
                 self.process.wait(timeout=30)
             except subprocess.TimeoutExpired:

@@ -61,13 +61,15 @@ def own_cgroup(pid: int | str = "self") -> str:
 
 
 def start_ticks(pid: int) -> int | None:
-    """The process's start time in clock ticks since boot (field 22 of /proc/PID/stat), or None."""
+    """The process's start time in clock ticks since boot (field 22 of /proc/PID/stat), or None
+    when there is no such process or it is a zombie (dead, not yet reaped)."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
     # the command name (field 2) may hold spaces and parentheses: fields start after the last ')'
-    return int(stat.rsplit(")", 1)[1].split()[19])
+    fields = stat.rsplit(")", 1)[1].split()
+    return None if fields[0] == "Z" else int(fields[19])
 
 
 def base_dir() -> Path | None:

@@ -110,7 +110,8 @@ def qualify(bundles: list[RunnableBundle], k: int, time_scale: float, out: Path,
         bundle, (name, agent, inject, _), index = item
         run_dir = out / bundle.plan.task / bundle.plan.variant / f"{name.replace(':', '-')}-{index + 1}"
         if stop.is_set():  # interrupted: the episodes not yet started are not started at all
-            return ControlRun(bundle, name, index, EpisodeResult(run_dir, "infra_error", 0, False, False, 0.0))
+            return ControlRun(bundle, name, index, EpisodeResult(run_dir, "infra_error", 0, False, False, 0.0,
+                                                                 "interrupted before it started"))
         options = EpisodeOptions(agent=agent, time_scale=time_scale, out=run_dir, inject_faults=inject,
                                  isolation=isolation)
         run = ControlRun(bundle, name, index, launch(bundle, options, stop))

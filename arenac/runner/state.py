@@ -113,6 +113,9 @@ def _alive(identity: dict | None) -> bool:
     if not identity:
         return False
     try:
-        return abs(psutil.Process(identity["pid"]).create_time() - identity["started"]) < 0.01
+        process = psutil.Process(identity["pid"])
+        # a zombie is dead: nothing it started is looked after any more (and a PID 1 that does
+        # not reap, as in some containers, keeps it a zombie for good)
+        return abs(process.create_time() - identity["started"]) < 0.01 and process.status() != psutil.STATUS_ZOMBIE
     except psutil.Error:
         return False

@@ -29,10 +29,12 @@ from pydantic import BaseModel, TypeAdapter
 
 from arenac.runner.episode import EpisodeOptions, EpisodeResult
 from arenac.runner.lifetime import RunnerCgroups
+from arenac.runner.watch import process_stopped
 
 # after a stop, how long a worker may take to tear down before it is killed (a stack stops in
 # well under this; the grace covers a loaded machine)
 TEARDOWN_GRACE_S = 90.0
+STOPPED_GRACE_S = 5.0
 
 
 class WorkerRequest(BaseModel):
@@ -65,7 +67,7 @@ def run_in_worker(bundle_dir: Path, options: EpisodeOptions, stop: threading.Eve
         assert process.stdin is not None
         process.stdin.write(WorkerRequest(bundle=bundle_dir, options=options).model_dump_json().encode())
         process.stdin.close()
-        _wait(process, stop)
+        killed_because = _wait(process, stop)
         if cgroup is not None:
             cgroup.kill()  # what the worker left, before reading: nothing may hold the pipe open
         with os.fdopen(read_end, "rb") as result_pipe:
@@ -81,24 +83,52 @@ def run_in_worker(bundle_dir: Path, options: EpisodeOptions, stop: threading.Eve
             cgroup.kill()  # whatever the worker left (nothing, when it tore down itself)
     if process.returncode == 0 and payload:
         return _RESULT.validate_json(payload)
-    how = f"signal {signal.Signals(-process.returncode).name}" if process.returncode < 0 else \
-        f"exit code {process.returncode}"
-    print(f"arenac: the episode worker for {options.out} ended without a result ({how})", file=sys.stderr)
-    return EpisodeResult(options.out, "infra_error", 0, False, False, round(time.monotonic() - started, 2))
+    how = killed_because or (f"signal {signal.Signals(-process.returncode).name}" if process.returncode < 0
+                             else f"exit code {process.returncode}")
+    reason = f"the episode worker ended without a result ({how})"
+    print(f"arenac: {reason}: {options.out}", file=sys.stderr)
+    _record_infra_error(options.out, reason, options.time_scale)
+    return EpisodeResult(options.out, "infra_error", 0, False, False, round(time.monotonic() - started, 2), reason)
 
 
-def _wait(process: subprocess.Popen[bytes], stop: threading.Event) -> None:
-    stopping_since = None
+def _record_infra_error(run_dir: Path, reason: str, time_scale: float) -> None:
+    """The timeline of an episode whose worker died: an infra_error, whatever it had reached."""
+    from arenac.runner.records import write_json
+
+    path = run_dir / "evidence" / "timeline.json"
+    try:
+        timeline = json.loads(path.read_text())
+    except (OSError, ValueError):
+        timeline = {"time_scale": time_scale, "declared_s": None}
+    timeline.update(status="infra_error", void_reason=reason)
+    try:
+        write_json(path, timeline)
+    except OSError as error:  # e.g. the disk that failed the worker is full
+        print(f"arenac: could not record the infra_error in {path}: {error.strerror}", file=sys.stderr)
+
+
+def _wait(process: subprocess.Popen[bytes], stop: threading.Event) -> str:
+    """Wait for the worker; returns why it was killed ("" when it ended by itself)."""
+    stopping_since = stopped_since = None
     while process.poll() is None:
         if stop.is_set() and stopping_since is None:
             process.send_signal(signal.SIGTERM)
             stopping_since = time.monotonic()
         if stopping_since is not None and time.monotonic() - stopping_since > TEARDOWN_GRACE_S:
             process.kill()
+            return f"it did not tear down within {TEARDOWN_GRACE_S:g} s of the stop"
+        if process_stopped(process.pid):  # SIGSTOP: it would never end by itself
+            stopped_since = stopped_since or time.monotonic()
+            if time.monotonic() - stopped_since > STOPPED_GRACE_S:
+                process.kill()
+                return f"it was stopped (SIGSTOP) for {STOPPED_GRACE_S:g} s"
+        else:
+            stopped_since = None
         try:
             process.wait(0.2)
         except subprocess.TimeoutExpired:
             pass
+    return ""
 
 
 def main(argv: list[str]) -> int:

@@ -102,6 +102,7 @@ def stop_all(children: Sequence[tuple[Child, int]], timeout: float = 10.0) -> No
     for child, sig in children:
         if child.alive():
             child.popen.send_signal(sig)
+            child.popen.send_signal(signal.SIGCONT)  # a stopped process acts on the signal only once continued
     deadline = time.monotonic() + timeout
     for child, _ in children:
         try:

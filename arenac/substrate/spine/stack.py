@@ -17,7 +17,8 @@ Contract:
   on a listening socket the stack holds, so its port survives restarts. The config file is written
   at `start()` from the spec and not again: an edit + `/admin/reload`, or an edit + restart, takes
   effect; run-time `/admin/config` changes are lost on restart.
-- `restart_service(name)` restarts one service, or "postgres" or "redis", and waits until ready.
+- `restart_service(name)` restarts one service, or "postgres" or "redis", and waits until ready;
+  `restarting()` names the components under way, `children()` the processes running now.
 - `set_service_env(name, env)` sets extra environment for one service (a workload's `env`); it
   takes effect at the service's next start.
 - `set_service_image(name, release)` makes one service run as the image of `release` would: from
@@ -131,6 +132,7 @@ class SpineStack:
     spec: SpineSpec = field(default_factory=SpineSpec)
     ready_timeout: float = 30.0
     _children: dict[str, Child] = field(default_factory=dict, init=False, repr=False)
+    _restarting: set[str] = field(default_factory=set, init=False, repr=False)
     _sockets: dict[str, socket.socket] = field(default_factory=dict, init=False, repr=False)
     _postgres: LocalPostgres | None = field(default=None, init=False, repr=False)
     _redis: LocalRedis | None = field(default=None, init=False, repr=False)
@@ -233,6 +235,13 @@ class SpineStack:
             raise ValueError(f"unknown component {name!r}; expected one of {', '.join(COMPONENTS)}")
         if self._postgres is None or self._redis is None:
             raise RuntimeError("the stack is not running")
+        self._restarting.add(name)
+        try:
+            self._restart(name)
+        finally:
+            self._restarting.discard(name)
+
+    def _restart(self, name: str) -> None:
         if name == "postgres":
             self._postgres.stop()
             self._postgres.start(self.log_path("postgres"), timeout=self.ready_timeout)
@@ -294,6 +303,14 @@ class SpineStack:
     # -- observation -------------------------------------------------------------------------
     def pids(self) -> dict[str, int]:
         return {name: child.pid for name, child in self._children.items()}
+
+    def children(self) -> dict[str, Child]:
+        """The processes running now, by component (a copy: restarts replace entries)."""
+        return dict(self._children)
+
+    def restarting(self) -> frozenset[str]:
+        """Components being restarted on purpose right now (their old process is meant to end)."""
+        return frozenset(self._restarting)
 
     def exited(self) -> list[str]:
         """Components whose process has ended since it was started (crashed or killed)."""
