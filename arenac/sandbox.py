@@ -13,7 +13,8 @@ Contract:
   directories (/usr, /etc and the merged-/usr links /bin, /lib, ...), its working directory
   (read-write, at `/home/agent`, also its HOME), its tools (read-only, at `/opt/arenac/bin`), the
   broker's socket directory (at `/run/arenac`), directories the operator names read-only
-  (`extra_ro`: the agent's own program), a fresh tmpfs for /tmp, /var/tmp and /dev/shm, a /proc
+  (`extra_ro`: the agent's own program), a fresh tmpfs of bounded size for /tmp, /var/tmp, /dev/shm
+  and /run (`SCRATCH_TMPFS_BYTES`), a /proc
   of its own PID namespace and a minimal /dev. Nothing else: not the project checkout, the
   installed compiler, the library, tasks/, the bundle, the run or scratch directory, nor
   another episode's leftovers (the compiler's directories and the runner's working directory are
@@ -161,10 +162,15 @@ def exec_mount_args(scratch: Path, binaries: tuple[Path, ...]) -> list[str]:
     return args + _namespace_flags("host") + ["--chdir", str(scratch)]
 
 
+SCRATCH_TMPFS_BYTES = {"/tmp": 512 << 20, "/var/tmp": 64 << 20, "/dev/shm": 64 << 20, "/run": 16 << 20}
+
+
 def _base_mounts() -> list[str]:
     args = _system_mounts()
-    args += ["--proc", "/proc", "--dev", "/dev",
-             "--tmpfs", "/tmp", "--tmpfs", "/var/tmp", "--tmpfs", "/dev/shm", "--tmpfs", "/run"]
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    # sized: a tmpfs is memory, and an agent that fills the machine's memory starves the harness
+    for path, size in SCRATCH_TMPFS_BYTES.items():
+        args += ["--size", str(size), "--tmpfs", path]
     for path in hidden_paths():
         args += ["--tmpfs", path]  # the compiler, its library and grammar, were they under /usr
     return args

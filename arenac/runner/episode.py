@@ -132,15 +132,21 @@ def run_episode(bundle: RunnableBundle, options: EpisodeOptions, stop: threading
             episode.teardown()
         except OSError as error:  # the run directory would not take the evidence (a full disk)
             unwritten = error
+        agent_bytes = _tree_bytes(scratch / "agent")
         shutil.rmtree(scratch, ignore_errors=True)
         state.unregister(scratch)
     unwritten = unwritten or log.write_error
     if unwritten is not None:
-        timeline.update(status="infra_error", void_reason=f"the run directory could not be written: {unwritten}")
+        reason = f"the run directory could not be written: {unwritten}"
+        if agent_bytes > AGENT_DISK_BLAME_BYTES:  # the agent filled the disk: its failure, not a void
+            timeline.update(status="failed", void_reason=f"{reason}, while the agent's files took "
+                            f"{agent_bytes >> 20} MiB of the machine's disk")
+        else:
+            timeline.update(status="infra_error", void_reason=reason)
     try:
         write_json(evidence / "timeline.json", timeline)
         if unwritten is not None:  # evidence is missing: there is nothing to grade
-            return EpisodeResult(out, "infra_error", 0, False, False, round(time.monotonic() - started, 2),
+            return EpisodeResult(out, timeline["status"], 0, False, False, round(time.monotonic() - started, 2),
                                  timeline["void_reason"])
         verdict = adapters.grade(out, bundle)
     except OSError as error:
@@ -149,6 +155,22 @@ def run_episode(bundle: RunnableBundle, options: EpisodeOptions, stop: threading
     log("graded", **verdict)
     return EpisodeResult(out, timeline["status"], verdict["reward"], verdict["outcome"], verdict["safe_repair"],
                          round(time.monotonic() - started, 2), timeline["void_reason"] or "")
+
+
+# an agent whose files outgrow this when the disk fills is the one that filled it (an honest repair
+# writes kilobytes: notes, a patch, a dump of a table)
+AGENT_DISK_BLAME_BYTES = 64 << 20
+
+
+def _tree_bytes(root: Path) -> int:
+    total = 0
+    for directory, _, files in os.walk(root):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(directory, name)).st_size
+            except OSError:
+                continue
+    return total
 
 
 def _read_actions(path: Path) -> list[dict]:
