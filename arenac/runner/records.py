@@ -6,7 +6,7 @@ import json
 import threading
 from pathlib import Path
 
-from arenac.serialize import dump_json
+from arenac.serialize import dump_json, write_atomic
 
 
 class EventLog:
@@ -22,7 +22,7 @@ class EventLog:
 
 
 def write_json(path: Path, data) -> None:
+    """Canonical JSON, written atomically and durably (serialize.write_atomic): a reader, or the
+    next runner after a crash, sees the old record or the new one, never a part."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_suffix(path.suffix + ".tmp")
-    temporary.write_text(dump_json(data), encoding="utf-8")
-    temporary.replace(path)
+    write_atomic(path, dump_json(data))
