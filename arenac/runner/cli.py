@@ -132,8 +132,9 @@ def qualify_command(bundle_dirs: list[str], k: int, time_scale: float, out: str,
 
     def progress(run) -> None:
         mark = "ok " if run.satisfied else "BAD"
+        took = f"reused ({run.result.wall_s:.1f} s when it ran)" if run.reused else f"{run.result.wall_s:.1f} s"
         print(f"  {mark} {run.bundle.plan.variant} {run.control}#{run.index + 1}: {run.result.status}, "
-              f"reward {run.result.reward}, {run.result.wall_s:.1f} s", flush=True)
+              f"reward {run.result.reward}, {took}", flush=True)
 
     report = qualify(bundles, k, time_scale, Path(out), jobs, stop, progress, adversarial=adversarial,
                      adversary_k=adversary_k, strategies=list(strategies) or None, isolation=isolation)
@@ -166,7 +167,8 @@ def _print_table(report: dict) -> None:
     unscored = episodes["void"] + episodes["infra_error"]
     print(f"episodes: {episodes['total']} ({episodes['scored']} scored, {episodes['failed']} failed, "
           f"{episodes['void']} void, {episodes['infra_error']} infra_error: {unscored / max(1, episodes['total']):.0%} "
-          f"not scored) in {report['wall_s']:.0f} s, {report['jobs']} side by side")
+          f"not scored) in {report['wall_s']:.0f} s, {report['jobs']} side by side"
+          + (f", {report['reused']} reused from an earlier run" if report.get("reused") else ""))
     print(f"ok: {report['ok']}")
 
 

@@ -1,4 +1,5 @@
-"""Records on disk: atomic writes (serialize.write_atomic, records.write_json)."""
+"""Records on disk: atomic writes (serialize.write_atomic, records.write_json) and the run
+directory's completeness marks (records.begin_run / finish_run)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,11 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from arenac.runner.records import write_json
-from arenac.serialize import write_atomic
+from arenac.rundir import INCOMPLETE, incomplete_reason, is_run_dir
+from arenac.runner.bundle import open_bundle
+from arenac.runner.episode import EpisodeOptions
+from arenac.runner.records import RunRecord, begin_run, finish_run, read_run_record, write_json
+from arenac.serialize import dump_json, write_atomic
 
 
 def leftovers(directory: Path) -> list[str]:
@@ -114,3 +118,58 @@ def test_the_verifier_writes_verdict_and_reward_atomically(tmp_path):
     assert json.loads((tmp_path / "reward.json").read_text()) == {"reward": 0, "outcome": False, "safe_repair": False}
     assert json.loads((tmp_path / "verdict.json").read_text())["status"] == "void"
     assert leftovers(tmp_path) == []
+
+
+# ---- the run directory's marks ---------------------------------------------------------------------
+(GOLDEN,) = (ROOT / "tests" / "golden" / "minimal" / "expected" / "minimal").glob("minimal-*")
+
+
+def _bundle():
+    return open_bundle(GOLDEN)
+
+
+def _options(**changes):
+    return EpisodeOptions(**{"agent": "noop", "inject_faults": True, "time_scale": 0.1, "out": Path("unused"),
+                             **changes})
+
+
+def test_a_run_is_marked_incomplete_from_its_first_write_until_it_finishes(tmp_path):
+    out = tmp_path / "run"
+    record = begin_run(out, _bundle(), _options())
+    assert is_run_dir(out) and incomplete_reason(out) is not None
+    bundle = _bundle()
+    assert read_run_record(out) == RunRecord(task="minimal", variant=GOLDEN.name, bundle_digest=bundle.bundle_digest,
+                                             agent="noop", inject_faults=True, time_scale=0.1)
+    finish_run(out, record, 41.5)
+    assert incomplete_reason(out) is None and not (out / INCOMPLETE).exists()
+    assert read_run_record(out).wall_s == 41.5
+    assert (out / "run.json").read_text() == dump_json(json.loads((out / "run.json").read_text()))
+
+
+def test_a_new_run_clears_an_earlier_run_and_nothing_else(tmp_path):
+    out = tmp_path / "run"
+    record = begin_run(out, _bundle(), _options())
+    (out / "evidence").mkdir()
+    (out / "evidence" / "timeline.json").write_text("{}\n")
+    for name in ("events.jsonl", "agent.log", "verdict.json", "reward.json"):
+        (out / name).write_text("earlier\n")
+    (out / "notes.md").write_text("the operator's\n")
+    finish_run(out, record, 1.0)
+    begin_run(out, _bundle(), _options(agent="oracle"))
+    assert sorted(p.name for p in out.iterdir()) == ["INCOMPLETE", "notes.md", "run.json"]
+    assert read_run_record(out).agent == "oracle"
+
+
+def test_a_directory_that_held_no_run_loses_nothing(tmp_path):
+    out = tmp_path / "run"
+    (out / "evidence").mkdir(parents=True)
+    (out / "evidence" / "mine.txt").write_text("keep\n")
+    (out / "events.jsonl").write_text("keep\n")  # without evidence/timeline.json: not a run directory
+    begin_run(out, _bundle(), _options())
+    assert (out / "evidence" / "mine.txt").read_text() == "keep\n" and (out / "events.jsonl").read_text() == "keep\n"
+
+
+def test_a_run_record_of_another_shape_reads_as_none(tmp_path):
+    (tmp_path / "run.json").write_text('{"format": 2}\n')
+    assert read_run_record(tmp_path) is None
+    assert read_run_record(tmp_path / "absent") is None
