@@ -75,14 +75,16 @@ def _prepare(bundle_dirs: list[str], isolation):
 
 
 def check_agent(agent: str) -> str | None:
-    """Why AGENT names no agent (checked before anything starts), or None."""
+    """Why AGENT names no agent, or a `cmd:` agent whose program cannot start (preflight.py),
+    checked before anything starts; or None."""
     from arenac.runner.agents import AgentSpec
+    from arenac.runner.preflight import command_problem
 
     try:
-        AgentSpec.parse(agent, Path("solve.sh"))
+        spec = AgentSpec.parse(agent, Path("solve.sh"))
     except ValueError as error:
         return str(error)
-    return None
+    return command_problem(spec.command) if spec.name == "cmd" else None
 
 
 def check_strategies(names: list[str]) -> str | None:
