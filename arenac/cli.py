@@ -14,12 +14,41 @@ Exit codes (also in docs/diagnostics.md):
 from __future__ import annotations
 
 import sys
+from typing import NoReturn
 
 import click
+
+from arenac.runner import preflight  # light (no runner machinery): option types and refusals
 
 EXIT_DIAGNOSTICS = 1
 EXIT_USAGE = 2
 EXIT_MISMATCH = 3
+
+
+class _OneLineUsageError(click.UsageError):
+    """A usage error as one line on stderr (`arenac: ...`), exit 2: what the runner's commands
+    print for every input they refuse before starting anything (docs/runner.md)."""
+
+    def show(self, file=None) -> None:
+        click.echo(f"arenac: {self.format_message()}", err=True, file=file)
+
+
+class _RunnerCommand(click.Command):
+    """`arenac run` and `arenac qualify`: click's own refusals (a bad option value, a missing
+    argument, a bundle path that does not exist) as one line instead of usage + hint + error."""
+
+    def parse_args(self, ctx, args):
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as error:
+            raise _OneLineUsageError(error.format_message(), ctx) from None
+
+
+def _refuse(problem: str) -> NoReturn:
+    """One line, exit 2, before anything was started (docs/runner.md, Refusals)."""
+    click.echo(f"arenac: {problem}", err=True)
+    sys.exit(EXIT_USAGE)
+
 
 _FORMAT = click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
                        show_default=True, help="How to print diagnostics and results.")
@@ -235,27 +264,37 @@ def _isolation(sandbox, agent_network, agent_ro):
                      agent_ro=tuple(Path(p).resolve() for p in agent_ro))
 
 
-@main.command()
+@main.command(cls=_RunnerCommand)
 @click.argument("bundle", type=click.Path(file_okay=False, exists=True))
 @click.option("--agent", default="oracle", show_default=True,
               help='oracle, noop, adversary:NAME (the built-in suite: see `arenac adversaries`), or cmd:"PROGRAM ARGS"')
-@click.option("--time-scale", type=float, default=1.0, show_default=True, help="Compress every duration.")
-@click.option("--out", default=None, help="Run directory (default: runs/<variant>).")
+@click.option("--time-scale", type=preflight.TimeScale(), default=1.0, show_default=True,
+              help="Compress every duration (a finite number above 0).")
+@click.option("--out", default=None, help="Run directory (default: runs/<variant>); an earlier run there is replaced.")
 @click.option("--healthy", is_flag=True, help="Run without injecting the faults (the healthy control).")
 @_isolation_options
 def run(bundle, agent, time_scale, out, healthy, sandbox, agent_network, agent_ro):
     """Run one episode of a compiled bundle on the local backend, and grade it."""
+    from pathlib import Path
+
     from arenac.runner.cli import run_command
 
+    run_dir = Path(out) if out else preflight.default_run_dir(bundle)
+    problem = preflight.run_out_problem(run_dir) if run_dir is not None else None
+    if problem:
+        _refuse(problem)
     sys.exit(run_command(bundle, agent, time_scale, out, healthy, _isolation(sandbox, agent_network, agent_ro)))
 
 
-@main.command()
-@click.argument("paths", nargs=-1, required=True)
-@click.option("-k", "repeats", type=int, default=1, show_default=True, help="Runs per control.")
-@click.option("--time-scale", type=float, default=1.0, show_default=True, help="Compress every duration.")
-@click.option("--out", default="qualification", show_default=True, help="Output directory.")
-@click.option("--jobs", type=int, default=1, show_default=True, help="Episodes run side by side.")
+@main.command(cls=_RunnerCommand)
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("-k", "repeats", type=click.IntRange(min=1), default=1, show_default=True, help="Runs per control.")
+@click.option("--time-scale", type=preflight.TimeScale(), default=1.0, show_default=True,
+              help="Compress every duration (a finite number above 0).")
+@click.option("--out", default="qualification", show_default=True,
+              help="Output directory; rerun with the same one to resume (complete episodes are reused).")
+@click.option("--jobs", type=preflight.Jobs(), default=1, show_default=True,
+              help=f"Episodes run side by side (at most {preflight.MAX_JOBS_PER_CPU} per CPU).")
 @click.option("--adversarial", is_flag=True, help="Also run every strategy of the built-in adversarial suite.")
 @click.option("--adversary", "strategies", multiple=True, metavar="NAME",
               help="Run only this strategy of the suite (repeatable; implies --adversarial).")
@@ -270,13 +309,14 @@ def qualify(paths, repeats, time_scale, out, jobs, adversarial, strategies, adve
     fix-now control must pass; a variant with a passing adversary does not qualify.
 
     PATHS are specs (compiled first, into OUT/build) or compiled bundle directories."""
+    from pathlib import Path
+
     from arenac.runner.cli import check_strategies, qualify_command
 
     adversarial = adversarial or bool(strategies)
-    problem = check_strategies(list(strategies))
-    if problem:
-        click.echo(f"error: {problem}", err=True)
-        sys.exit(EXIT_USAGE)
+    problem = check_strategies(list(strategies)) or preflight.qualification_out_problem(Path(out))
+    if problem:  # before the specs are compiled into OUT/build
+        _refuse(problem)
     bundles = _bundles_for(paths, out)
     sys.exit(qualify_command(bundles, repeats, time_scale, out, jobs, _isolation(sandbox, agent_network, agent_ro),
                              adversarial, adversary_k, strategies))

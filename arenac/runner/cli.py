@@ -92,14 +92,16 @@ def _prepare(bundle_dirs: list[str], isolation):
 
 
 def check_agent(agent: str) -> str | None:
-    """Why AGENT names no agent (checked before anything starts), or None."""
+    """Why AGENT names no agent, or a `cmd:` agent whose program cannot start (preflight.py),
+    checked before anything starts; or None."""
     from arenac.runner.agents import AgentSpec
+    from arenac.runner.preflight import command_problem
 
     try:
-        AgentSpec.parse(agent, Path("solve.sh"))
+        spec = AgentSpec.parse(agent, Path("solve.sh"))
     except ValueError as error:
         return str(error)
-    return None
+    return command_problem(spec.command) if spec.name == "cmd" else None
 
 
 def check_strategies(names: list[str]) -> str | None:
@@ -151,8 +153,9 @@ def qualify_command(bundle_dirs: list[str], k: int, time_scale: float, out: str,
 
     def progress(run) -> None:
         mark = "ok " if run.satisfied else "BAD"
+        took = f"reused ({run.result.wall_s:.1f} s when it ran)" if run.reused else f"{run.result.wall_s:.1f} s"
         print(f"  {mark} {run.bundle.plan.variant} {run.control}#{run.index + 1}: {run.result.status}, "
-              f"reward {run.result.reward}, {run.result.wall_s:.1f} s", flush=True)
+              f"reward {run.result.reward}, {took}", flush=True)
 
     report = qualify(bundles, k, time_scale, Path(out), jobs, stop, progress, adversarial=adversarial,
                      adversary_k=adversary_k, strategies=list(strategies) or None, isolation=isolation,
@@ -186,7 +189,8 @@ def _print_table(report: dict) -> None:
     unscored = episodes["void"] + episodes["infra_error"]
     print(f"episodes: {episodes['total']} ({episodes['scored']} scored, {episodes['failed']} failed, "
           f"{episodes['void']} void, {episodes['infra_error']} infra_error: {unscored / max(1, episodes['total']):.0%} "
-          f"not scored) in {report['wall_s']:.0f} s, {report['jobs']} side by side")
+          f"not scored) in {report['wall_s']:.0f} s, {report['jobs']} side by side"
+          + (f", {report['reused']} reused from an earlier run" if report.get("reused") else ""))
     print(f"ok: {report['ok']}")
 
 

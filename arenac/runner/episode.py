@@ -8,7 +8,9 @@ never shortens it) -> restart and retrigger challenges, each observed under traf
 cycle -> collect evidence -> grade -> tear down.
 
 Every time is on one clock in plan seconds; `time_scale` compresses them all. The result is the
-run directory described in docs/evidence.md.
+run directory described in docs/evidence.md: marked INCOMPLETE from its first write until its
+verdict and reward are written (records.begin_run / finish_run), so that a runner killed midway
+leaves a directory that nothing grades or reuses.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from arenac.runner.bundle import RunnableBundle
 from arenac.runner.clock import EpisodeClock
 from arenac.runner.harness_io import HarnessIO
 from arenac.runner.local_config import spine_spec
-from arenac.runner.records import EventLog, write_json
+from arenac.runner.records import EventLog, begin_run, finish_run, write_json
 from arenac.runner.snapshot import max_ids, take_snapshot
 from arenac.runner.state import StateDir
 from arenac.runner.watch import PartsWatch, changing_calls
@@ -96,6 +98,7 @@ def run_episode(bundle: RunnableBundle, options: EpisodeOptions, stop: threading
     out = options.out
     out.mkdir(parents=True, exist_ok=True)
     os.chmod(out, 0o700)  # the agent's user cannot read the run directory
+    record = begin_run(out, bundle, options)  # marked INCOMPLETE until finish_run (records.py)
     evidence = out / "evidence"
     evidence.mkdir(exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix="arenac-episode-"))
@@ -153,8 +156,10 @@ def run_episode(bundle: RunnableBundle, options: EpisodeOptions, stop: threading
         return EpisodeResult(out, "infra_error", 0, False, False, round(time.monotonic() - started, 2),
                              f"the run directory could not be written: {error}")
     log("graded", **verdict)
-    return EpisodeResult(out, timeline["status"], verdict["reward"], verdict["outcome"], verdict["safe_repair"],
-                         round(time.monotonic() - started, 2), timeline["void_reason"] or "")
+    result = EpisodeResult(out, timeline["status"], verdict["reward"], verdict["outcome"], verdict["safe_repair"],
+                           round(time.monotonic() - started, 2), timeline["void_reason"] or "")
+    finish_run(out, record, result.wall_s)  # verdict.json and reward.json are written: complete
+    return result
 
 
 # an agent whose files outgrow this when the disk fills is the one that filled it (an honest repair

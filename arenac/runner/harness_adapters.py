@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from arenac.serialize import dump_json
+from arenac.serialize import dump_json, write_atomic
 
 
 # ---- load generator -----------------------------------------------------------------------------
@@ -86,9 +86,10 @@ def load_grader() -> None:
 
 def copy_grading_inputs(bundle, evidence: Path) -> None:
     """The pinned gates and the substrate's baseline into the evidence (for re-grading later)."""
-    (evidence / "gates.json").write_bytes(bundle.gates_bytes)
+    # atomically: teardown rewrites them, and a crash then must not leave a part of either
+    write_atomic(evidence / "gates.json", bundle.gates_bytes)
     baseline = resources.files("arenac.library").joinpath(f"substrates/{bundle.plan.substrate}/baseline.json")
-    (evidence / "baseline.json").write_bytes(baseline.read_bytes())
+    write_atomic(evidence / "baseline.json", baseline.read_bytes())
 
 
 def grade(run_dir: Path, bundle) -> dict:

@@ -17,6 +17,10 @@ injected, an episode runs the vendored substrate chart alone, and the no-op agen
 it depends on the plan's timeline, load, snapshots, challenges and gates, not on the variant's
 faults or access surface. The variants of one task are usually one such group; the report names
 the variant whose runs another's healthy control shares (`shared_from`).
+
+Qualification resumes: rerun with the same `out`, it reuses every episode whose run directory is
+complete and holds that very episode (resume.py) and runs the others; the report counts the
+reused episodes (`reused`).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arenac.runner import adversaries as suite
+from arenac.runner import resume
 from arenac.runner.bundle import RunnableBundle
 from arenac.runner.episode import EpisodeOptions, EpisodeResult, Isolation, run_episode
 from arenac.runner.records import write_json
@@ -49,6 +54,7 @@ class ControlRun:
     control: str
     index: int
     result: EpisodeResult
+    reused: bool = False  # the result of a complete run directory from an earlier qualification
 
     @property
     def expected(self) -> str:
@@ -112,6 +118,12 @@ def qualify(bundles: list[RunnableBundle], k: int, time_scale: float, out: Path,
         if stop.is_set():  # interrupted: the episodes not yet started are not started at all
             return ControlRun(bundle, name, index, EpisodeResult(run_dir, "infra_error", 0, False, False, 0.0,
                                                                  "interrupted before it started"))
+        recorded = resume.recorded_result(run_dir, bundle, agent, inject, time_scale)
+        if recorded is not None:  # this very episode, complete, from an earlier qualification (resume.py)
+            run = ControlRun(bundle, name, index, recorded, reused=True)
+            if on_result is not None:
+                on_result(run)
+            return run
         options = EpisodeOptions(agent=agent, time_scale=time_scale, out=run_dir, inject_faults=inject,
                                  isolation=isolation)
         run = ControlRun(bundle, name, index, launch(bundle, options, stop))
@@ -124,6 +136,7 @@ def qualify(bundles: list[RunnableBundle], k: int, time_scale: float, out: Path,
         runs = list(pool.map(one, work))
     report = {"ok": all(r.satisfied for r in runs), "k": k, "time_scale": time_scale, "jobs": max(1, jobs),
               "wall_s": round(time.monotonic() - started, 1), "episodes": status_counts(runs), "variants": []}
+    report["reused"] = sum(1 for r in runs if r.reused)  # episodes not run again (resume.py)
     if adversarial:
         report["adversary_k"] = adversary_k
     for bundle in bundles:

@@ -1,12 +1,31 @@
-"""Append-only run records: events.jsonl (the timeline) and JSON files in the evidence folder."""
+"""Run records: events.jsonl (the timeline, append-only), JSON files in the run and evidence
+folders (each written atomically), and the run directory's completeness marks.
+
+Contract (docs/evidence.md):
+- `write_json(path, data)`: canonical JSON, atomically and durably (serialize.write_atomic).
+- `begin_run(out, bundle, options)`, first thing an episode does in its run directory: writes the
+  `INCOMPLETE` marker, then, when OUT held an earlier run (rundir.is_run_dir), clears what it left
+  (only the entries an episode writes: rundir.RUN_FILES), then writes run.json (`RunRecord`:
+  which episode this directory holds).
+- `finish_run(out, record, wall_s)`, last thing, after verdict.json and reward.json: rewrites
+  run.json with the episode's wall time, fsyncs every file and directory of the run, then removes
+  the marker. A crash anywhere in between
+  leaves the directory marked incomplete, never a verdict that looks final over partial evidence.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import threading
 from pathlib import Path
+from typing import Literal
 
-from arenac.serialize import dump_json
+from pydantic import BaseModel, ConfigDict
+
+from arenac.rundir import INCOMPLETE, RUN_FILES, RUN_RECORD, is_run_dir
+from arenac.serialize import dump_json, fsync_directory, model_data, write_atomic
 
 
 class EventLog:
@@ -30,7 +49,78 @@ class EventLog:
 
 
 def write_json(path: Path, data) -> None:
+    """Canonical JSON, written atomically and durably (serialize.write_atomic): a reader, or the
+    next runner after a crash, sees the old record or the new one, never a part."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_suffix(path.suffix + ".tmp")
-    temporary.write_text(dump_json(data), encoding="utf-8")
-    temporary.replace(path)
+    write_atomic(path, dump_json(data))
+
+
+class RunRecord(BaseModel):
+    """run.json: which episode a run directory holds (what a resumed qualification must match
+    before it reuses the run: resume.py) and, once the episode finished, its wall time."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    format: Literal[1] = 1
+    task: str
+    variant: str
+    bundle_digest: str  # the manifest's digest over every artefact of the bundle
+    agent: str  # as given: oracle, noop, adversary:NAME, cmd:...
+    inject_faults: bool  # False: the healthy control
+    time_scale: float
+    wall_s: float | None = None  # real seconds the episode took; None until it finished
+
+
+def begin_run(out: Path, bundle, options) -> RunRecord:
+    """Mark OUT incomplete, clear an earlier run's entries, record which episode it now holds."""
+    out.mkdir(parents=True, exist_ok=True)
+    earlier_run = is_run_dir(out)  # what is not a run directory is not ours to delete from
+    # the marker first: a crash while the earlier run is cleared leaves a directory marked
+    # incomplete, never an earlier verdict beside this run's partial evidence
+    write_atomic(out / INCOMPLETE, f"the episode writing this run directory (runner pid {os.getpid()}) has not "
+                                   "finished: do not grade or reuse it\n")
+    for name in RUN_FILES if earlier_run else ():
+        if name == INCOMPLETE:
+            continue
+        entry = out / name
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        elif entry.exists() or entry.is_symlink():
+            entry.unlink()
+    record = RunRecord(task=bundle.plan.task, variant=bundle.plan.variant, bundle_digest=bundle.bundle_digest,
+                       agent=options.agent, inject_faults=options.inject_faults, time_scale=options.time_scale)
+    write_json(out / RUN_RECORD, model_data(record))
+    return record
+
+
+def finish_run(out: Path, record: RunRecord, wall_s: float) -> None:
+    """After verdict.json and reward.json: the wall time into run.json, every file of the run made
+    durable, then the marker goes."""
+    write_json(out / RUN_RECORD, model_data(record.model_copy(update={"wall_s": wall_s})))
+    # what others wrote without fsync (the load generator's ledger, the appended logs) must be on
+    # disk before the run can read as complete: a power loss must not keep the verdict and lose them
+    _fsync_tree(out)
+    (out / INCOMPLETE).unlink(missing_ok=True)
+    fsync_directory(out)  # the removal is what makes the run complete: it must survive a crash too
+
+
+def _fsync_tree(root: Path) -> None:
+    for directory, _, files in os.walk(root):
+        for name in files:
+            try:
+                descriptor = os.open(os.path.join(directory, name), os.O_RDONLY | os.O_NOFOLLOW)
+            except OSError:  # a symlink (the live view's), or gone meanwhile: nothing of ours to sync
+                continue
+            try:
+                os.fsync(descriptor)
+            finally:
+                os.close(descriptor)
+        fsync_directory(Path(directory))
+
+
+def read_run_record(run_dir: Path) -> RunRecord | None:
+    """run.json as written by begin_run/finish_run; None when absent or not of that shape."""
+    try:
+        return RunRecord.model_validate_json((run_dir / RUN_RECORD).read_bytes())
+    except (OSError, ValueError):
+        return None

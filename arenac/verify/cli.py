@@ -2,9 +2,10 @@
 
 Contract: grades RUN_DIR/evidence against FILE (default RUN_DIR/evidence/gates.json),
 prints the verdict summary, and (unless --no-write, for trying other gates on a recorded
-run) rewrites RUN_DIR/verdict.json and RUN_DIR/reward.json. Exit 0 whatever the reward;
-exit 1, with a one-line message and no traceback, when the evidence or the gates cannot
-be read (nothing is written then).
+run) rewrites RUN_DIR/verdict.json and RUN_DIR/reward.json (atomically). Exit 0 whatever the
+reward; exit 1, with a one-line message and no traceback, and nothing written, when it refuses:
+RUN_DIR is not a directory, is marked incomplete (its episode never finished: arenac/rundir.py),
+or its evidence or the gates cannot be read (evidence/timeline.json missing, for one).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import click
 @click.option("--no-write", is_flag=True, help="Print the verdict only; leave verdict.json and reward.json alone.")
 def grade(run_dir: Path, gates_file: Path | None, no_write: bool) -> None:
     """Re-grade a saved run from its evidence alone."""
+    from arenac.rundir import incomplete_reason
     from arenac.verify.evidence import EvidenceError
     from arenac.verify.grade import grade as grade_evidence
     from arenac.verify.grade import write_results
@@ -29,6 +31,10 @@ def grade(run_dir: Path, gates_file: Path | None, no_write: bool) -> None:
 
     if not run_dir.is_dir():
         click.echo(f"arenac grade: {run_dir} is not a directory", err=True)
+        sys.exit(1)
+    unfinished = incomplete_reason(run_dir)
+    if unfinished:  # its evidence is partial: a verdict over it would look final and be wrong
+        click.echo(f"arenac grade: refusing {run_dir}: {unfinished}", err=True)
         sys.exit(1)
     try:
         verdict = grade_evidence(run_dir / "evidence", gates_file)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from arenac.serialize import dump_json, model_data
+from arenac.serialize import dump_json, model_data, write_atomic
 from arenac.verify.evidence import Evidence, EvidenceError, GatesFile, read_model
 from arenac.verify.metrics import Measurer
 from arenac.verify.outcome import evaluate_predicates
@@ -67,9 +67,10 @@ def grade(evidence_dir: Path, gates_file: Path | None = None, gates: GatesFile |
 
 
 def write_results(run_dir: Path, verdict: Verdict) -> None:
-    """RUN_DIR/verdict.json and RUN_DIR/reward.json, canonical JSON."""
-    (run_dir / "verdict.json").write_text(dump_json(model_data(verdict)), encoding="utf-8")
-    (run_dir / "reward.json").write_text(dump_json(verdict.reward_data()), encoding="utf-8")
+    """RUN_DIR/verdict.json and RUN_DIR/reward.json, canonical JSON, each written atomically (a
+    crash leaves the old file or the new one, never a part; serialize.write_atomic)."""
+    write_atomic(Path(run_dir) / "verdict.json", dump_json(model_data(verdict)))
+    write_atomic(Path(run_dir) / "reward.json", dump_json(verdict.reward_data()))
 
 
 def main(gates_path: Path, argv: list[str]) -> int:

@@ -204,6 +204,22 @@ def test_cli_exits_one_on_unreadable_evidence_without_a_traceback(run):
     assert not (run.run_dir / "reward.json").exists()
 
 
+def test_cli_refuses_a_run_marked_incomplete_and_grades_it_once_complete(run):
+    run.write()
+    (run.run_dir / "INCOMPLETE").write_text("the episode writing this run directory has not finished\n")
+    result = CliRunner().invoke(grade_command, [str(run.run_dir)])
+    assert result.exit_code == 1
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert result.output.count("\n") == 1 and "refusing" in result.output and "marked incomplete" in result.output
+    assert "Traceback" not in result.output
+    assert not (run.run_dir / "reward.json").exists() and not (run.run_dir / "verdict.json").exists()
+    assert CliRunner().invoke(grade_command, [str(run.run_dir), "--no-write"]).exit_code == 1
+    (run.run_dir / "INCOMPLETE").unlink()  # what finish_run does once the verdict is written
+    result = invoke(run.run_dir)
+    assert result.exit_code == 0 and "reward: 1" in result.output
+    assert read(run.run_dir / "reward.json")["reward"] == 1
+
+
 def test_cli_exits_one_on_a_missing_run_dir(tmp_path):
     result = CliRunner().invoke(grade_command, [str(tmp_path / "absent")])
     assert result.exit_code == 1 and "is not a directory" in result.output
