@@ -17,6 +17,8 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from arenac.serialize import write_atomic
+
 
 @dataclass
 class StateDir:
@@ -51,10 +53,7 @@ class StateDir:
         self._record(scratch).unlink(missing_ok=True)
 
     def _write(self, scratch: Path, data: dict) -> None:
-        path = self._record(scratch)
-        temporary = path.with_suffix(".tmp")
-        temporary.write_text(json.dumps(data, sort_keys=True))
-        temporary.replace(path)
+        write_atomic(self._record(scratch), json.dumps(data, sort_keys=True))
 
     def reap(self) -> list[str]:
         """End what dead runners left behind; returns a line per thing cleaned up."""
