@@ -81,7 +81,8 @@ def all_cells() -> list[Cell]:
 CONTROL = Cell("none", "none", "none")  # nothing struck: the same run is scored (the other side)
 
 
-def _events(run_dir: Path) -> list[str]:
+def event_names(run_dir: Path) -> list[str]:
+    """The events of the run's events.jsonl so far, snapshots with their label (`snapshot:soak_end`)."""
     try:
         lines = (run_dir / "events.jsonl").read_text().splitlines()
     except OSError:
@@ -153,7 +154,7 @@ def run_cell(bundle: Path, cell: Cell, workdir: Path, time_scale: float = 0.1) -
             if base is not None:
                 for group in base.glob(f"runner-{runner.pid}-*"):
                     seen |= set(cgroup_pids(group))
-            if not struck and PHASES[cell.phase] in _events(run_dir):
+            if not struck and PHASES[cell.phase] in event_names(run_dir):
                 struck = _strike(cell, runner.pid, state)
             time.sleep(0.05)
         if runner.poll() is None:

@@ -29,8 +29,8 @@ REASON = {  # what the reason must name
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory):
     if os.geteuid() != 0 or base_dir() is None:
-        if os.environ.get("ARENAC_REQUIRE_SANDBOX") == "1":
-            pytest.fail("ARENAC_REQUIRE_SANDBOX=1 but the fault suite cannot run (needs root and cgroup v2)")
+        if os.environ.get("ARENAC_REQUIRE_CGROUP") == "1":
+            pytest.fail("ARENAC_REQUIRE_CGROUP=1 but the fault suite cannot run (needs root and cgroup v2)")
         pytest.skip("the fault suite needs root (signals to other users' processes, a tmpfs mount)")
     from arenac.build import build
     from arenac.pipeline import compile_paths

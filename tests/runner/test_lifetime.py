@@ -18,6 +18,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from arenac.runner.fault_suite import event_names
 from arenac.runner.lifetime import RunnerCgroups, base_dir, cgroup_pids, reap_dead_runners, start_ticks
 
 
@@ -25,8 +26,8 @@ def _cgroups_or_skip() -> Path:
     base = base_dir()
     usable = base is not None and os.geteuid() == 0
     if not usable:
-        if os.environ.get("ARENAC_REQUIRE_SANDBOX") == "1":
-            pytest.fail("ARENAC_REQUIRE_SANDBOX=1 but no writable cgroup v2 hierarchy")
+        if os.environ.get("ARENAC_REQUIRE_CGROUP") == "1":
+            pytest.fail("ARENAC_REQUIRE_CGROUP=1 but no writable cgroup v2 hierarchy")
         pytest.skip("episode cgroups need root and a cgroup v2 hierarchy")
     return base
 
@@ -139,21 +140,6 @@ PHASES = {
 }
 
 
-def _events(run_dir: Path) -> list[str]:
-    try:
-        lines = (run_dir / "events.jsonl").read_text().splitlines()
-    except OSError:
-        return []
-    names = []
-    for line in lines:
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        names.append(record["event"] + (f":{record['label']}" if record["event"] == "snapshot" else ""))
-    return names
-
-
 def _listening(pids) -> set[int]:
     ports = set()
     for pid in pids:
@@ -194,7 +180,7 @@ def test_sigkill_of_the_runner_at_every_phase_leaves_nothing(phase, small_bundle
             now = set(cgroup_pids(cgroups[0])) if cgroups else set()
             seen |= now
             ports |= _listening(now)
-            events = _events(run_dir)
+            events = event_names(run_dir)
             if (after is None and len(now) >= 3 and "provisioned" not in events) or (after in events):
                 break
             time.sleep(0.05)
