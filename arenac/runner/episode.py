@@ -541,10 +541,20 @@ class _Episode:
             write_json(self.evidence / "backlog.json", {"queues": self.backlog})
 
     def teardown(self) -> None:
+        """Stop everything the episode started, whatever fails on the way: a write that fails (a
+        full disk) is raised only after every process is stopped."""
+        unwritten: list[OSError] = []
+
+        def record(write, *args) -> None:
+            try:
+                write(*args)
+            except OSError as error:
+                unwritten.append(error)
+
         self.stop.set()
         if self.watch is not None:  # before anything is stopped on purpose
             self.watch.stop()
-            write_json(self.evidence / "parts.json", self.watch.record())
+            record(write_json, self.evidence / "parts.json", self.watch.record())
         if self.agent is not None and self.agent.running():
             self.agent.freeze()
         if self.account_lock is not None:
@@ -553,12 +563,14 @@ class _Episode:
             self.broker.stop()
         if self.loadgen is not None:
             self.loadgen.stop()
-        self._write_backlog()
+        record(self._write_backlog)
         for thread in self.threads:
             thread.join(timeout=5)
         if self.io is not None:
             self.io.close()
         if self.stack is not None:
             self.stack.stop()
-        adapters.copy_grading_inputs(self.bundle, self.evidence)
+        record(adapters.copy_grading_inputs, self.bundle, self.evidence)
         self.log("torn_down")
+        if unwritten:
+            raise unwritten[0]
