@@ -352,6 +352,7 @@ class _Episode:
 
         challenges: dict = {"restart": [], "retrigger": []}
         self.step = "challenges"
+        self._checkpoint()  # a restart on purpose would replace a part lost just before it
         if plan.challenges.restart:
             for service in plan.challenges.restart:
                 ok = True
@@ -384,12 +385,15 @@ class _Episode:
         write_json(self.evidence / "challenges.json", challenges)
         write_json(self.evidence / "harness_changes.json", {"changes": list(self.harness_changes)})
         log("challenges_done")
-        self.watch.check()  # a part lost since the last look still counts
-        self._part_lost()
+        self._checkpoint()  # a part lost since the last look still counts
+
+    # ---- parts lost ---------------------------------------------------------------------------
+    def _checkpoint(self) -> None:
+        """A fresh, strict look at every part; a loss that is not the agent's ends the episode."""
+        self.watch.check(strict=True)
         if self.parts_reason:
             raise InfraError(self.parts_reason)
 
-    # ---- parts lost ---------------------------------------------------------------------------
     def _part_lost(self) -> None:
         """The watch saw a part exit or stop: when that makes the trial the infrastructure's
         failure, the episode stops at once (the reason replaces "interrupted")."""

@@ -81,12 +81,14 @@ class PartsWatch:
             except Exception:  # noqa: BLE001 - the stack is being torn down under us; the next look decides
                 continue
 
-    def check(self) -> None:
-        """One look at every part (the thread calls it; a caller may too, for a fresh answer)."""
+    def check(self, strict: bool = False) -> None:
+        """One look at every part (the thread calls it; a caller may too, for a fresh answer).
+        `strict`: a part stopped right now is lost without the grace (before the harness restarts
+        parts on purpose, which would end a stopped process and hide what happened to it)."""
         with self._lock:
-            self._check()
+            self._check(strict)
 
-    def _check(self) -> None:
+    def _check(self, strict: bool) -> None:
         parts = [(name, "substrate", child.popen) for name, child in self.stack.children().items()]
         if self.loadgen is not None:
             parts.append(("loadgen", "harness", self.loadgen.process))
@@ -101,9 +103,9 @@ class PartsWatch:
                 self._lost(key, PartLoss(name, kind, round(self.clock.now(), 3), _describe_exit(code)))
             elif process_stopped(popen.pid):
                 since = self._stopped_since.setdefault(key, time.monotonic())
-                if time.monotonic() - since >= STOPPED_GRACE_S:
-                    self._lost(key, PartLoss(name, kind, round(self.clock.now(), 3),
-                                             f"stopped (SIGSTOP) for {STOPPED_GRACE_S:g} s"))
+                if strict or time.monotonic() - since >= STOPPED_GRACE_S:
+                    self._lost(key, PartLoss(name, kind, round(self.clock.now(), 3), "stopped (SIGSTOP)" if strict
+                                             else f"stopped (SIGSTOP) for {STOPPED_GRACE_S:g} s"))
             else:
                 self._stopped_since.pop(key, None)
 

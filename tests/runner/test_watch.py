@@ -141,3 +141,16 @@ def test_changing_calls_leave_out_reads():
         {"allowed": True, "tool": "declare_repair_complete", "argv": [], "t": 7.0},
     ]
     assert changing_calls(actions) == [2.0, 5.0, 6.0]
+
+
+def test_a_strict_look_counts_a_stopped_part_at_once(parts):
+    """Before the harness restarts parts on purpose (which would end a stopped process)."""
+    stack, loadgen = parts
+    watch = PartsWatch(stack, loadgen, _Clock(40.0))
+    message = stack.running["message"].popen
+    os.kill(message.pid, signal.SIGSTOP)
+    time.sleep(0.1)
+    watch.check()
+    assert watch.losses == []  # within the grace
+    watch.check(strict=True)
+    assert [(loss.part, loss.how) for loss in watch.losses] == [("message", "stopped (SIGSTOP)")]
