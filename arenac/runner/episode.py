@@ -25,6 +25,7 @@ from arenac.faults import touched_targets
 from arenac.loadgen.acks import AckLog
 from arenac.loadgen.generator import CLIENT_TIMEOUT_S
 from arenac.runner import harness_adapters as adapters
+from arenac.runner import headroom
 from arenac.runner.acked import record_acked_state
 from arenac.runner.agents import AgentLaunch, AgentSpec, claim_agent_account, start_agent
 from arenac.runner.bundle import RunnableBundle
@@ -71,6 +72,7 @@ class EpisodeOptions:
     # what binds the episode's processes to its lifetime (lifetime.py): "cgroup", or
     # "process records (why no cgroup)" when they are bound only by state.py's records
     bound_by: str = "process records (in the runner's process)"
+    cgroup: Path | None = None  # the episode's own cgroup, when it has one (its CPU use: headroom.py)
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,7 @@ def run_episode(bundle: RunnableBundle, options: EpisodeOptions, stop: threading
     timeline = {"time_scale": options.time_scale, "status": "scored", "void_reason": None, "declared_s": None,
                 "bound_by": options.bound_by}
     episode = _Episode(bundle, options, clock, log, evidence, scratch, state, stop, timeline, sandbox)
+    watch = headroom.HeadroomProbe.start(options.cgroup)  # the harness's own headroom, provisioning to challenges
     try:
         episode.run()
     except InfraError as error:
@@ -119,7 +122,11 @@ def run_episode(bundle: RunnableBundle, options: EpisodeOptions, stop: threading
             timeline.update(status="infra_error", void_reason=reason)
             log("infra_error", reason=reason)
     finally:
+        figures = watch.stop(evidence / "ledger.json")
         episode.teardown()
+        write_json(evidence / "headroom.json", figures.model_dump(mode="json"))
+        if headroom.apply(timeline, figures):  # a starved harness: its trial is not scored
+            log("infra_error", reason=timeline["void_reason"])
         write_json(evidence / "timeline.json", timeline)
         shutil.rmtree(scratch, ignore_errors=True)
         state.unregister(scratch)
