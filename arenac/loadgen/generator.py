@@ -21,7 +21,8 @@ Contract:
 - Acknowledged writes (`acks_out`, arenac/loadgen/acks.py): the route client records every write
   answered as accepted; the file is appended on every tick and completed with the final ledger.
 - `run_load(...)` runs all that and returns a `RunSummary` (counts, start lag of the generator
-  itself: how late it started requests, a measure of its own overhead).
+  itself: how late it started requests, a measure of its own overhead). The start lag so far is in
+  every ledger it writes too (`start_lag`), so the runner reads it while the generator runs.
 """
 
 from __future__ import annotations
@@ -131,6 +132,7 @@ class Generator:
                 flusher.cancel()
                 ledger.frontier = math.inf
                 ledger.settle(math.inf)
+                ledger.start_lag = self._start_lag()
                 ledger.write(self.out, self._ledger_end(ledger))
                 if self.live_file is not None:
                     atomic_write(Path(self.live_file), ledger.live_document() + "\n")
@@ -139,6 +141,15 @@ class Generator:
         p99_lag = self._lags.get_value_at_percentile(99) / 1e6 if self._lags.get_total_count() else 0.0
         return RunSummary(plan.clock_zero_unix, self._ledger_end(ledger), ledger.requests, ledger.errors,
                           self._max_lag, p99_lag, self._last_start - self._first_start, dict(self._error_kinds))
+
+    def _start_lag(self) -> dict[str, float | int]:
+        """The start lag so far, for the ledger: {"starts", "p50_s", "p99_s", "max_s"}."""
+        starts = self._lags.get_total_count()
+
+        def at(percentile: float) -> float:
+            return round(self._lags.get_value_at_percentile(percentile) / 1e6, 6) if starts else 0.0
+
+        return {"starts": starts, "p50_s": at(50), "p99_s": at(99), "max_s": round(self._max_lag, 6)}
 
     async def _sleep_until(self, loop: asyncio.AbstractEventLoop, when: float) -> bool:
         """Sleep until loop time `when`; False if a stop came first."""
@@ -230,6 +241,7 @@ class Generator:
                 if self.client.acks is not None:
                     self.client.acks.flush()
                 if now >= next_write:
+                    ledger.start_lag = self._start_lag()
                     ledger.write(self.out, self._ledger_end(ledger))
                     next_write = now + self.flush_s
                 if self.live_file is not None and now >= next_live:

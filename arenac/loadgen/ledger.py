@@ -138,6 +138,9 @@ class Ledger:
         self.in_flight = 0
         self.requests = 0
         self.errors = 0
+        # how late the generator itself started requests so far (set by it before each write): a
+        # starved harness shows here first (docs/evidence.md, runner/headroom.py)
+        self.start_lag: dict[str, float | int] | None = None
 
     # -- recording ---------------------------------------------------------------------------
     def scheduled(self, t: float, route: str) -> Key:
@@ -203,8 +206,9 @@ class Ledger:
             ((key, self._fragment(key, self._open[key])) for key in open_keys),
         )
         seconds = ", ".join(fragment for _, fragment in fragments)
-        # keys in sorted order: client_timeout_s, phases, profile | seconds | time_scale
-        return (json.dumps(head, sort_keys=True)[:-1] + f', "seconds": [{seconds}], "time_scale": '
+        lag = "" if self.start_lag is None else ', "start_lag": ' + json.dumps(self.start_lag, sort_keys=True)
+        # keys in sorted order: client_timeout_s, phases, profile | seconds | start_lag | time_scale
+        return (json.dumps(head, sort_keys=True)[:-1] + f', "seconds": [{seconds}]{lag}, "time_scale": '
                 + json.dumps(self.plan.time_scale) + "}")
 
     def write(self, path: Path, end_s: float) -> None:

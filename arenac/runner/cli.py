@@ -91,6 +91,16 @@ def _prepare(bundle_dirs: list[str], isolation):
     return bundles, _stop_on_signals()
 
 
+def warn_capacity(jobs: int, out: Path) -> None:
+    """One line on stderr when `jobs` episodes side by side exceed what a short calibration says
+    this machine holds (headroom.py); never a refusal."""
+    from arenac.runner.headroom import jobs_warning, measure_capacity
+
+    warning = jobs_warning(jobs, measure_capacity(out))
+    if warning:
+        print(warning, file=sys.stderr)
+
+
 def check_agent(agent: str) -> str | None:
     """Why AGENT names no agent, or a `cmd:` agent whose program cannot start (preflight.py),
     checked before anything starts; or None."""
@@ -150,6 +160,7 @@ def qualify_command(bundle_dirs: list[str], k: int, time_scale: float, out: str,
     if prepared is None:
         return EXIT_REFUSED
     bundles, stop = prepared
+    warn_capacity(jobs, Path(out))
 
     def progress(run) -> None:
         mark = "ok " if run.satisfied else "BAD"

@@ -27,6 +27,7 @@ from arenac.faults import touched_targets
 from arenac.loadgen.acks import AckLog
 from arenac.loadgen.generator import CLIENT_TIMEOUT_S
 from arenac.runner import harness_adapters as adapters
+from arenac.runner import headroom
 from arenac.runner.acked import record_acked_state
 from arenac.runner.agents import AgentLaunch, AgentSpec, claim_agent_account, start_agent
 from arenac.runner.bundle import RunnableBundle
@@ -75,6 +76,7 @@ class EpisodeOptions:
     # what binds the episode's processes to its lifetime (lifetime.py): "cgroup", or
     # "process records (why no cgroup)" when they are bound only by state.py's records
     bound_by: str = "process records (in the runner's process)"
+    cgroup: Path | None = None  # the episode's own cgroup, when it has one (its CPU use: headroom.py)
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,7 @@ def run_episode(bundle: RunnableBundle, options: EpisodeOptions, stop: threading
     timeline = {"time_scale": options.time_scale, "status": "scored", "void_reason": None, "declared_s": None,
                 "bound_by": options.bound_by}
     episode = _Episode(bundle, options, clock, log, evidence, scratch, state, stop, timeline, sandbox)
+    headroom_probe = headroom.HeadroomProbe.start(options.cgroup)  # the harness's headroom, to the end
     try:
         episode.run()
     except InfraError as error:
@@ -131,6 +134,7 @@ def run_episode(bundle: RunnableBundle, options: EpisodeOptions, stop: threading
             log("infra_error", reason=reason)
     finally:
         unwritten: OSError | None = None
+        figures = headroom_probe.stop(evidence / "ledger.json")
         try:
             episode.teardown()
         except OSError as error:  # the run directory would not take the evidence (a full disk)
@@ -146,7 +150,10 @@ def run_episode(bundle: RunnableBundle, options: EpisodeOptions, stop: threading
                             f"{agent_bytes >> 20} MiB of the machine's disk")
         else:
             timeline.update(status="infra_error", void_reason=reason)
+    elif headroom.apply(timeline, figures):  # a starved harness: its trial is not scored
+        log("infra_error", reason=timeline["void_reason"])
     try:
+        write_json(evidence / "headroom.json", figures.model_dump(mode="json"))
         write_json(evidence / "timeline.json", timeline)
         if unwritten is not None:  # evidence is missing: there is nothing to grade
             return EpisodeResult(out, timeline["status"], 0, False, False, round(time.monotonic() - started, 2),

@@ -101,9 +101,10 @@ def adversary_controls(strategies: list[str] | None = None) -> tuple[tuple[str, 
 def qualify(bundles: list[RunnableBundle], k: int, time_scale: float, out: Path, jobs: int = 1,
             stop: threading.Event | None = None, on_result=None, adversarial: bool = False,
             adversary_k: int = 1, strategies: list[str] | None = None, isolation: Isolation = Isolation(),
-            launch: Callable[[RunnableBundle, EpisodeOptions, threading.Event], EpisodeResult] = run_episode) -> dict:
+            launch: Callable[[RunnableBundle, EpisodeOptions, threading.Event], EpisodeResult] | None = None) -> dict:
     """Run the controls (and the suite); `launch` runs one episode (in this process by default; the
     CLI runs each in a worker process of its own, bound to the kernel: worker.py)."""
+    launch = launch or run_episode  # looked up now, not at import: tests replace run_episode
     stop = stop or threading.Event()
     healthy_of: dict[str, RunnableBundle] = {}  # healthy key -> the bundle whose healthy runs are shared
     representative = {id(b): healthy_of.setdefault(healthy_key(b), b) for b in bundles}

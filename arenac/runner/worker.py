@@ -49,7 +49,8 @@ def run_in_worker(bundle_dir: Path, options: EpisodeOptions, stop: threading.Eve
                   cgroups: RunnerCgroups | None, bound_reason: str = "") -> EpisodeResult:
     started = time.monotonic()
     cgroup = cgroups.episode(options.out.name) if cgroups is not None else None
-    options = replace(options, bound_by="cgroup" if cgroup is not None else f"process records ({bound_reason})")
+    options = replace(options, bound_by="cgroup" if cgroup is not None else f"process records ({bound_reason})",
+                      cgroup=cgroup.path if cgroup is not None else None)
     read_end, write_end = os.pipe()
     try:
         process = subprocess.Popen([sys.executable, "-m", "arenac.runner.worker", str(write_end)],

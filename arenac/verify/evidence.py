@@ -43,6 +43,18 @@ class EvidenceModel(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore")
 
 
+class TimelineHeadroom(EvidenceModel):
+    """What the harness had of the machine during the episode, in short (runner/headroom.py; the
+    figures are in headroom.json). Never read by a gate: an overloaded trial is not scored at all."""
+
+    overloaded: bool
+    timer_p99_ms: float | None = None
+    loadgen_p99_start_lag_ms: float | None = None
+    episode_cpu_cores: float | None = None
+    episode_pressure_share: float | None = None
+    machine_psi_share: float | None = None
+
+
 class Timeline(EvidenceModel):
     """A void or infra_error trial may have ended before any of the times was reached."""
 
@@ -56,6 +68,7 @@ class Timeline(EvidenceModel):
     soak_start_s: float | None = None
     soak_end_s: float | None = None
     bound_by: str | None = None  # what bound the episode's processes to its lifetime (runner/lifetime.py)
+    headroom: TimelineHeadroom | None = None  # absent in runs from before the headroom probe
 
     @model_validator(mode="after")
     def _scored_has_times(self) -> "Timeline":

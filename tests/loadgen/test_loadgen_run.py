@@ -35,6 +35,11 @@ def test_rates_per_phase_and_the_time_scale_compresses_phases(stub: StubServer, 
     assert {e["route"] for e in ledger["seconds"]} == {"ok", "slow"}
     assert summary.requests == 140 and summary.errors == 0 and stub.requests == 140
     assert all(e["hist"].get_total_count() == e["count"] for e in ledger["seconds"])
+    # the generator's own start lag, in the ledger as in the summary (the runner's headroom reads it)
+    lag = ledger["start_lag"]
+    assert lag["starts"] == 140 and lag["max_s"] == round(summary.max_start_lag_s, 6)
+    assert 0 <= lag["p50_s"] <= lag["p99_s"] <= lag["max_s"]
+    assert lag["p99_s"] == pytest.approx(summary.p99_start_lag_s, abs=1e-6)
     slow = new_histogram()
     for entry in ledger["seconds"]:
         if entry["route"] == "slow":
