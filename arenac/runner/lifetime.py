@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 BASE_NAME = "arenac"
+_OPENED: "tuple[int, tuple[RunnerCgroups | None, str]] | None" = None  # this process's, once opened
 KILL_WAIT_S = 10.0
 
 
@@ -106,7 +107,15 @@ class RunnerCgroups:
 
     @classmethod
     def open(cls, state_root: Path) -> tuple["RunnerCgroups | None", str]:
-        """This runner's cgroups and watchdog, or (None, why not)."""
+        """This runner's cgroups and watchdog, or (None, why not); one of each per process, however
+        many times it is asked (a long-lived caller must not gather watchdogs)."""
+        global _OPENED
+        if _OPENED is None or _OPENED[0] != os.getpid():
+            _OPENED = (os.getpid(), cls._open(state_root))
+        return _OPENED[1]
+
+    @classmethod
+    def _open(cls, state_root: Path) -> tuple["RunnerCgroups | None", str]:
         base = base_dir()
         if base is None:
             return None, "no cgroup v2 hierarchy is mounted"

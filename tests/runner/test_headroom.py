@@ -9,7 +9,6 @@ counts as holding it: locking again would wait for ever.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import subprocess
@@ -27,35 +26,7 @@ from arenac.runner.headroom import (CgroupFigures, Headroom, HeadroomProbe, Load
                                     TimerFigures)
 from arenac.runner.lifetime import base_dir
 from arenac.verify.evidence import Timeline
-
-LIVE_LOCK = Path(os.environ.get("ARENAC_LIVE_LOCK", "/tmp/arenac-live.lock"))
-
-
-def _held_by_an_ancestor(path: Path) -> bool:
-    """Whether a process above this one holds a flock on `path` (/proc/locks names its PID)."""
-    try:
-        st = path.stat()
-        locks = Path("/proc/locks").read_text().splitlines()
-    except OSError:
-        return False
-    inode = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
-    holders = {int(line.split()[4]) for line in locks
-               if "->" not in line and " FLOCK " in line and line.split()[5] == inode}
-    return bool(holders & {p.pid for p in psutil.Process().parents()})
-
-
-@contextmanager
-def live_lock():
-    if _held_by_an_ancestor(LIVE_LOCK):
-        yield
-        return
-    with open(LIVE_LOCK, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)  # other live work may hold it for minutes: wait
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
+from livelock import live_lock
 
 @contextmanager
 def _busy_loops(count: int, cgroup: Path | None = None):

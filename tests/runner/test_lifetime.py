@@ -122,6 +122,7 @@ def test_the_next_runner_reaps_the_cgroup_of_a_dead_one_and_leaves_live_ones(tmp
 
 def test_open_says_why_when_no_cgroup_can_be_had(tmp_path, monkeypatch):
     monkeypatch.setattr("arenac.runner.lifetime.base_dir", lambda: None)
+    monkeypatch.setattr("arenac.runner.lifetime._OPENED", None)
     cgroups, why = RunnerCgroups.open(tmp_path)
     assert cgroups is None and "cgroup v2" in why
 

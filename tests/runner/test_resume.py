@@ -8,8 +8,6 @@ episodes in all, under the machine's live-episode lock)."""
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
 import os
 import shutil
@@ -19,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
+from livelock import live_lock
 from verify.recorded import RecordedRun
 
 from arenac.rundir import INCOMPLETE
@@ -29,7 +28,6 @@ from arenac.runner.resume import decide
 from arenac.verify import grade, write_results
 
 (GOLDEN,) = (ROOT / "tests" / "golden" / "minimal" / "expected" / "minimal").glob("minimal-*")
-LIVE_LOCK = "/tmp/arenac-live.lock"
 
 
 @pytest.fixture(scope="module")
@@ -108,18 +106,6 @@ def test_a_run_of_another_episode_is_run_again(tmp_path, bundle, agent, inject, 
 
 
 # ---- live: a real episode, then a qualification that resumes over copies of it ------------------
-@contextlib.contextmanager
-def live_lock():
-    """The machine's live-episode lock (what `flock /tmp/arenac-live.lock CMD` takes): episodes
-    of other runners on this machine must not compete with these for its cores."""
-    descriptor = os.open(LIVE_LOCK, os.O_RDONLY | os.O_CREAT, 0o666)
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(descriptor)
-
-
 def test_a_qualification_reuses_complete_runs_and_reruns_the_incomplete_one(tmp_path):
     from arenac.build import build
     from arenac.pipeline import compile_paths
