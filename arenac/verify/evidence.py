@@ -53,6 +53,7 @@ class TimelineHeadroom(EvidenceModel):
     episode_cpu_cores: float | None = None
     episode_pressure_share: float | None = None
     machine_psi_share: float | None = None
+    own_load: bool = False  # overloaded by the episode's own processes: still scored (headroom.apply)
 
 
 class Timeline(EvidenceModel):

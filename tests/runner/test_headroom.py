@@ -156,6 +156,18 @@ def test_a_starved_harness_turns_a_scored_or_failed_trial_into_infra_error(statu
     assert Timeline.model_validate(timeline).headroom.loadgen_p99_start_lag_ms == _starved().loadgen.p99_ms
 
 
+def test_a_harness_starved_by_its_own_episode_is_still_scored():
+    """An agent that sets the substrate burning the machine must not trade its failure for a retry."""
+    starved = _starved()
+    own = starved.model_copy(update={"cgroup": starved.cgroup.model_copy(
+        update={"cpu_cores": headroom.OWN_LOAD_CORES + 0.2})})
+    timeline = {"time_scale": 0.1, "status": "failed", "void_reason": "x"}
+    assert headroom.apply(timeline, own) is None
+    assert timeline["status"] == "failed" and timeline["headroom"]["own_load"] is True
+    assert Timeline.model_validate(timeline).headroom.own_load
+    assert not headroom.own_load(starved)  # the other side: a starved episode of normal use
+
+
 @pytest.mark.parametrize("status", ["void", "infra_error"])
 def test_a_void_or_infra_error_trial_keeps_its_status_and_reason(status):
     timeline = {"time_scale": 0.1, "status": status, "void_reason": "fault 'pool' did not manifest"}
