@@ -160,14 +160,14 @@ def run_cell(bundle: Path, cell: Cell, workdir: Path, time_scale: float = 0.1) -
         if runner.poll() is None:
             runner.kill()
         stdout, _ = runner.communicate(timeout=30)
-        left = _still_running(seen)
+        left = still_running(seen)
         status, reason = _reported(stdout.decode(errors="replace"))
         return CellResult(cell, status, reason, runner.returncode, len(left), round(time.monotonic() - started, 1))
     finally:
         if runner.poll() is None:
             runner.kill()
             runner.wait()
-        for pid in _still_running(seen):  # a failed cell must not leave its processes to the next one
+        for pid in still_running(seen):  # a failed cell must not leave its processes to the next one
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
@@ -185,7 +185,8 @@ def _strike(cell: Cell, runner: int, state: Path) -> bool:
     return True
 
 
-def _still_running(pids) -> list[int]:
+def still_running(pids) -> list[int]:
+    """The PIDs whose process still runs (a zombie counts as gone)."""
     import psutil
 
     alive = []

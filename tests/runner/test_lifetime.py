@@ -18,7 +18,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from arenac.runner.fault_suite import event_names
+from arenac.runner.fault_suite import event_names, still_running
 from arenac.runner.lifetime import RunnerCgroups, base_dir, cgroup_pids, reap_dead_runners, start_ticks
 
 
@@ -36,13 +36,7 @@ def _gone(pids, timeout: float = 15.0) -> list[int]:
     """The PIDs still running (zombies count as gone) after up to `timeout` seconds."""
     deadline = time.monotonic() + timeout
     while True:
-        alive = []
-        for pid in pids:
-            try:
-                if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
-                    alive.append(pid)
-            except psutil.Error:
-                pass
+        alive = still_running(pids)
         if not alive or time.monotonic() > deadline:
             return alive
         time.sleep(0.1)
