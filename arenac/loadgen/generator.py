@@ -138,18 +138,23 @@ class Generator:
                     atomic_write(Path(self.live_file), ledger.live_document() + "\n")
                 if self.client.acks is not None:
                     self.client.acks.flush()
-        p99_lag = self._lags.get_value_at_percentile(99) / 1e6 if self._lags.get_total_count() else 0.0
+        p99_lag = self._lag_at(99)
         return RunSummary(plan.clock_zero_unix, self._ledger_end(ledger), ledger.requests, ledger.errors,
                           self._max_lag, p99_lag, self._last_start - self._first_start, dict(self._error_kinds))
 
+    def _lag_at(self, percentile: float) -> float:
+        """The start lag at `percentile`, in seconds; 0 before the first start.
+
+        The histogram reports a bucket's upper edge, which can lie just above the exact maximum
+        we keep beside it; a percentile never exceeds the maximum, so it is clamped to it."""
+        if not self._lags.get_total_count():
+            return 0.0
+        return min(self._lags.get_value_at_percentile(percentile) / 1e6, self._max_lag)
+
     def _start_lag(self) -> dict[str, float | int]:
         """The start lag so far, for the ledger: {"starts", "p50_s", "p99_s", "max_s"}."""
-        starts = self._lags.get_total_count()
-
-        def at(percentile: float) -> float:
-            return round(self._lags.get_value_at_percentile(percentile) / 1e6, 6) if starts else 0.0
-
-        return {"starts": starts, "p50_s": at(50), "p99_s": at(99), "max_s": round(self._max_lag, 6)}
+        return {"starts": self._lags.get_total_count(), "p50_s": round(self._lag_at(50), 6),
+                "p99_s": round(self._lag_at(99), 6), "max_s": round(self._max_lag, 6)}
 
     async def _sleep_until(self, loop: asyncio.AbstractEventLoop, when: float) -> bool:
         """Sleep until loop time `when`; False if a stop came first."""
