@@ -1,14 +1,13 @@
 """Shared test fixtures: the repository root as working directory (specs are named
-relative to it, as a user would), and a CLI runner."""
+relative to it, as a user would), a CLI runner, and the guard that keeps the `live` marker
+truthful. Helpers live in helpers.py, not here."""
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parent.parent
+from helpers import ROOT
 
 
 @pytest.fixture(autouse=True)
@@ -30,8 +29,33 @@ def cli():
     return invoke
 
 
-def task_paths() -> list[str]:
-    return sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "tasks").glob("*.arena"))
-
-
 os.environ.setdefault("HYPOTHESIS_PROFILE", "ci")
+
+
+class LiveWithoutMarker(AssertionError):
+    """A test without the `live` marker tried to start a live part."""
+
+
+@pytest.fixture(autouse=True)
+def _live_parts_need_the_marker(request, monkeypatch):
+    """Only a test marked `live` may spawn a spine process (PostgreSQL, Redis, a service) or launch
+    an episode worker: `pytest -m "not live"` stays a fast compiler-and-logic run, and the marker
+    says truthfully which tests need the machine's cores. A subprocess `arenac run` is not seen
+    here; such tests are marked by hand."""
+    if request.node.get_closest_marker("live") is not None:
+        return
+
+    def refuse(*args, **kwargs):
+        raise LiveWithoutMarker(f"{request.node.nodeid} starts a live part: mark it @pytest.mark.live")
+
+    import arenac.runner.cli as runner_cli
+    import arenac.runner.worker as worker
+    import arenac.substrate.spine.postgres as postgres
+    import arenac.substrate.spine.redis_local as redis_local
+    import arenac.substrate.spine.stack as stack
+
+    for module in (postgres, redis_local, stack):
+        monkeypatch.setattr(module, "spawn", refuse)
+    monkeypatch.setattr(worker, "run_in_worker", refuse)
+    if hasattr(runner_cli, "run_in_worker"):
+        monkeypatch.setattr(runner_cli, "run_in_worker", refuse)

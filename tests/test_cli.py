@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import ROOT, task_paths
+from helpers import ROOT, task_paths
 
 
 def test_check_ok_and_error_exit_codes(cli):

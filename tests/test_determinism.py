@@ -10,7 +10,7 @@ from pathlib import Path
 
 from arenac.build import build
 from arenac.pipeline import compile_paths
-from conftest import ROOT, task_paths
+from helpers import ROOT, task_paths
 
 
 def tree(root: Path) -> dict[str, tuple[bytes, int]]:

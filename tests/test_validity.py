@@ -15,7 +15,7 @@ from arenac.k8s.schema import LATEST, validate_objects
 from arenac.catalog import load_library
 from arenac.pipeline import compile_paths
 from arenac.variants import built
-from conftest import task_paths
+from helpers import task_paths
 
 
 @pytest.fixture(scope="module")

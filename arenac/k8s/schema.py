@@ -20,7 +20,9 @@ Contract of `validate_objects(objects, versions)`:
 
 from __future__ import annotations
 
+import functools
 import importlib.util
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,23 +52,7 @@ def shipped_versions() -> tuple[str, ...]:
 
     Read from the installed package's data directory without importing the package.
     """
-    spec = importlib.util.find_spec("kubernetes_validate")
-    if spec is None or not spec.submodule_search_locations:
-        raise ImportError("kubernetes-validate is not installed")
-    found: set[str] = set()
-    for location in spec.submodule_search_locations:
-        schemas = Path(location) / _SCHEMA_DIR
-        if schemas.is_dir():
-            for entry in schemas.iterdir():
-                match = _STRICT_DIR.match(entry.name)
-                if match:
-                    found.add(f"{match[1]}.{match[2]}")
-    if not found:
-        raise ImportError("kubernetes-validate ships no strict schemas")
-    return tuple(sorted(found, key=_version_key))
-
-
-LATEST: str = shipped_versions()[-1]
+    return tuple(sorted(_strict_dirs(), key=_version_key))
 
 
 def _minor(version: str, shipped: tuple[str, ...]) -> str:
@@ -88,21 +74,74 @@ def _identity(obj: object) -> tuple[str, str]:
     return str(obj.get("kind") or ""), str(name or "")
 
 
+@functools.cache
+def _strict_dirs() -> dict[str, Path]:
+    """Each shipped minor version ("1.30") and its strict schema directory (the newest patch)."""
+    spec = importlib.util.find_spec("kubernetes_validate")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("kubernetes-validate is not installed")
+    found: dict[str, tuple[tuple[int, ...], Path]] = {}
+    for location in spec.submodule_search_locations:
+        schemas = Path(location) / _SCHEMA_DIR
+        if schemas.is_dir():
+            for entry in schemas.iterdir():
+                match = _STRICT_DIR.match(entry.name)
+                if match:
+                    minor = f"{match[1]}.{match[2]}"
+                    patch = _version_key(entry.name[1:].split("-")[0])
+                    if minor not in found or patch > found[minor][0]:
+                        found[minor] = (patch, entry)
+    if not found:
+        raise ImportError("kubernetes-validate ships no strict schemas")
+    return {minor: directory for minor, (_, directory) in found.items()}
+
+
+LATEST: str = shipped_versions()[-1]
+
+
+@functools.cache
+def _definitions(directory: Path) -> Any:
+    return json.loads((directory / "_definitions.json").read_text(encoding="utf-8"))
+
+
+@functools.cache
+def _validator(minor: str, kind: str, api_version: str) -> Any:
+    """The strict validator of one kind in one version, or None when it has no schema there.
+
+    Built once per kind and version from kubernetes-validate's own schema files, as its
+    `validate` builds it; that function reads and parses the version's definitions (megabytes)
+    on every call, which made validating a cohort's charts take minutes."""
+    import jsonschema
+    from referencing import Registry, Resource
+
+    directory = _strict_dirs()[minor]
+    # rbac.authorization.k8s.io/v1 -> rbac-v1, apps/v1 -> apps-v1, v1 -> v1 (the package's naming)
+    group_version = re.sub(r"^([^./]*)(?:\.[^/]*)?/", r"\1-", api_version)
+    schema_file = directory / f"{kind.lower()}-{group_version}.json"
+    if not schema_file.is_file():
+        return None
+    schema = json.loads(schema_file.read_text(encoding="utf-8"))
+    registry = Resource.from_contents(_definitions(directory)) @ (Resource.from_contents(schema) @ Registry())
+    return jsonschema.validators.Draft202012Validator(schema, registry=registry)
+
+
 def _check(obj: object, version: str) -> str | None:
-    """The first schema problem of one object in one version, or None."""
-    import kubernetes_validate  # type: ignore[import-untyped]
+    """The first schema problem of one object in one version (the error jsonschema ranks
+    best, as kubernetes-validate reports it), or None."""
+    import jsonschema
 
     if not isinstance(obj, dict):
         return f"not a mapping but {type(obj).__name__}"
     if not isinstance(obj.get("apiVersion"), str) or not isinstance(obj.get("kind"), str):
         return "apiVersion and kind must be strings"
+    validator = _validator(version, obj["kind"], obj["apiVersion"])
+    if validator is None:
+        return f"no schema for {obj['apiVersion']} {obj['kind']} in Kubernetes {version}"
     try:
-        kubernetes_validate.validate(obj, version, strict=True)
-    except kubernetes_validate.ValidationError as error:
+        validator.validate(obj)
+    except jsonschema.ValidationError as error:
         where = ".".join(str(step) for step in error.path)
         return f"{where}: {error.message}" if where else error.message
-    except kubernetes_validate.SchemaNotFoundError:
-        return f"no schema for {obj['apiVersion']} {obj['kind']} in Kubernetes {version}"
     return None
 
 

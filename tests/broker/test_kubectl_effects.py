@@ -15,6 +15,8 @@ from substrate.spine_client import http
 from broker.conftest import Episode
 from broker.test_rbac import role, rule
 
+pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
+
 
 @pytest.fixture
 def operator(episode: Callable[..., Episode]) -> Episode:

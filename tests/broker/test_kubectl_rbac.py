@@ -10,6 +10,8 @@ import pytest
 
 from broker.conftest import Episode
 
+pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
+
 OK = None
 PROFILES = ("scoped_kubectl", "shell", "confined")
 

@@ -22,6 +22,8 @@ from arenac.pipeline import compile_paths
 from arenac.substrate.spine.spec import SpineSpec
 from broker.conftest import Episode, start_stack, stop_stack
 
+pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

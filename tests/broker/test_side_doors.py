@@ -30,6 +30,8 @@ from arenac.runner.harness_io import HarnessIO
 from arenac.substrate.spine.keys import SERVICES
 from broker.conftest import Episode
 
+pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
+
 
 def secrets_of(e: Episode) -> list[str]:
     data = json.loads((e.cluster.stack.data_dir / "secrets.json").read_text())

@@ -3,6 +3,8 @@ tools, and the broker's own guards: the token, the episode's tool list, the acti
 
 from __future__ import annotations
 
+import pytest
+
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -12,6 +14,8 @@ from substrate.spine_client import http
 from arenac.broker import ActionLog, Broker
 from arenac.broker.client import call
 from broker.conftest import Episode
+
+pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
 
 
 def test_admin_api_only_on_granted_services_and_paths(episode: Callable[..., Episode]) -> None:

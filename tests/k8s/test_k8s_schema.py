@@ -91,3 +91,33 @@ def test_problems_are_sorted_and_only_for_bad_objects() -> None:
 def test_unshipped_version_is_refused() -> None:
     with pytest.raises(ValueError, match="not shipped"):
         validate_objects([deployment()], versions=("1.12",))
+
+
+def _bad_objects() -> list[dict]:
+    unknown_field, missing, wrong_type = deployment(), deployment(), deployment()
+    unknown_field["spec"]["template"]["spec"]["containers"][0]["imagePullPolicyy"] = "Always"
+    del missing["spec"]["selector"]
+    wrong_type["spec"]["replicas"] = "two"
+    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "r"},
+            "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": "get"}]}
+    return [unknown_field, missing, wrong_type, role]
+
+
+@pytest.mark.parametrize("version", ["1.30", LATEST])
+def test_the_cached_validators_judge_as_kubernetes_validate_does(version: str) -> None:
+    """validate_objects builds each kind's validator once from kubernetes-validate's schema files;
+    its verdicts and messages must be the package's own, for good objects and bad ones."""
+    import kubernetes_validate
+
+    good_role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "r"},
+                 "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]}
+    for obj in [deployment(), good_role, *_bad_objects()]:
+        try:
+            kubernetes_validate.validate(obj, version, strict=True)
+            expected = None
+        except kubernetes_validate.ValidationError as error:
+            where = ".".join(str(step) for step in error.path)
+            expected = f"{where}: {error.message}" if where else error.message
+        problems = validate_objects([obj], versions=(version,))
+        assert [p.message for p in problems] == ([] if expected is None else [expected]), obj
+    assert len(validate_objects(_bad_objects(), versions=(version,))) == 4

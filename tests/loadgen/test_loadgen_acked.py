@@ -25,6 +25,8 @@ from arenac.substrate.spine.spec import SpineSpec
 from arenac.substrate.spine.stack import SpineStack
 from arenac.verify.acked import IN_FLIGHT_REAL_S
 
+pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
+
 SCALE = 0.1
 # mostly sends: a warm-up, then one short cycle
 SENDS = profile([("peak", 20, 40), ("trough", 10, 10)], {"send": 4, "read": 1}, warmup=(10, 20))

@@ -18,6 +18,8 @@ from loadgen.stub import StubServer, profile
 from arenac.loadgen import LiveView, load_ledger
 from arenac.model.library import LoadProfile
 
+pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
+
 
 class Proc:
     def __init__(self, tmp: Path, target: str, load: LoadProfile, *extra: str) -> None:

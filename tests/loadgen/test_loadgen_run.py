@@ -12,6 +12,8 @@ from loadgen.stub import StubServer, profile
 from arenac.loadgen import load_ledger, run_load
 from arenac.loadgen.ledger import new_histogram
 
+pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
+
 
 def per_second(ledger: dict) -> dict[int, int]:
     out: dict[int, int] = {}

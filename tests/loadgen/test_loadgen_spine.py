@@ -19,6 +19,8 @@ from arenac.substrate.spine.seed import CHANNELS, MESSAGES_PER_CHANNEL, USERS, s
 from arenac.substrate.spine.spec import SpineSpec
 from arenac.substrate.spine.stack import SpineStack
 
+pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
+
 # spine's `light` profile, with every route equally likely so that a short run sees them all
 LIGHT = profile([("peak", 20, 30), ("trough", 20, 10)], {"send": 1, "read": 1, "unread": 1, "login": 1, "channels": 1},
                 warmup=(10, 10))

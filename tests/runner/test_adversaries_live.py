@@ -13,6 +13,8 @@ from arenac.pipeline import compile_paths
 from arenac.runner.bundle import open_bundle
 from arenac.runner.episode import EpisodeOptions, run_episode
 
+pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
+
 SCALE = 0.1
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import json
 import threading
 
@@ -9,6 +11,8 @@ from arenac.build import build
 from arenac.pipeline import compile_paths
 from arenac.runner.bundle import open_bundle
 from arenac.runner.episode import EpisodeOptions, run_episode
+
+pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
 
 
 def test_two_episodes_run_concurrently(tmp_path):

@@ -18,6 +18,8 @@ from arenac.pipeline import compile_paths
 from arenac.runner.bundle import BundleRefused, open_bundle
 from arenac.runner.episode import EpisodeOptions, run_episode
 
+pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
+
 SCALE = 0.1
 
 

@@ -13,6 +13,8 @@ import pytest
 from arenac.runner.fault_suite import CONTROL, Cell, expected, run_cell
 from arenac.runner.lifetime import base_dir
 
+pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
+
 SAMPLE = [
     CONTROL,
     Cell("postgres", "kill", "handover"),

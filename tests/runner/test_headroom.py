@@ -76,6 +76,7 @@ def contention_cgroup():
 
 
 # ---- the probe on a real machine, idle and contended --------------------------------------------
+@pytest.mark.live
 def test_the_timer_sampler_is_on_time_on_an_idle_machine_and_late_on_a_starved_one(contention_cgroup):
     cores = len(os.sched_getaffinity(0))
     with live_lock():
@@ -288,6 +289,7 @@ def quick_bundle(tmp_path_factory):
     return build(compile_paths(["tasks/slow-reads.arena"]), tmp_path_factory.mktemp("b"))[0].path
 
 
+@pytest.mark.live
 def test_an_episode_records_its_headroom_and_the_timeline_its_summary(quick_bundle, tmp_path):
     run_dir = tmp_path / "run"
     env = dict(os.environ, ARENAC_STATE_DIR=str(tmp_path / "state"))

@@ -29,6 +29,8 @@ from arenac.pipeline import compile_paths
 from arenac.runner.bundle import open_bundle
 from arenac.runner.episode import EpisodeOptions, Isolation, run_episode
 
+pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
+
 SCALE = 0.1
 CHECKOUT = Path(__file__).resolve().parents[2]
 ARENAC = Path(__import__("sys").executable).with_name("arenac")

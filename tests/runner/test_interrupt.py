@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import os
 import signal
 import subprocess
@@ -13,6 +15,8 @@ import psutil
 
 from arenac.build import build
 from arenac.pipeline import compile_paths
+
+pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
 
 
 def _descendants(pid: int) -> set[int]:

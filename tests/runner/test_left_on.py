@@ -8,12 +8,16 @@ the handover.
 
 from __future__ import annotations
 
+import pytest
+
 import json
 
 from arenac.build import build
 from arenac.pipeline import compile_paths
 from arenac.runner.bundle import open_bundle
 from arenac.runner.episode import EpisodeOptions, run_episode
+
+pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
 
 SPEC = '''
 task left-on {

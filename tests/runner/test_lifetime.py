@@ -154,6 +154,7 @@ def small_bundle(tmp_path_factory):
     return build(compile_paths(["tasks/revoked-grant.arena"]), tmp_path_factory.mktemp("b"))[0].path
 
 
+@pytest.mark.live
 @pytest.mark.parametrize("phase", list(PHASES))
 def test_sigkill_of_the_runner_at_every_phase_leaves_nothing(phase, small_bundle, tmp_path):
     base = _cgroups_or_skip()

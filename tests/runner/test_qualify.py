@@ -13,6 +13,8 @@ from arenac.runner import qualify as qualification
 from arenac.runner.bundle import open_bundle
 from arenac.runner.episode import EpisodeResult
 
+pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
+
 
 @pytest.fixture(scope="module")
 def bundles(tmp_path_factory):

@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from helpers import ROOT
 
 from arenac.rundir import INCOMPLETE, incomplete_reason, is_run_dir
 from arenac.runner.bundle import open_bundle

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import click
 import pytest
-from conftest import ROOT
+from helpers import ROOT
 
 from arenac.runner import preflight
 from arenac.runner.cli import check_agent

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from helpers import ROOT
 from livelock import live_lock
 from verify.recorded import RecordedRun
 
@@ -106,6 +106,7 @@ def test_a_run_of_another_episode_is_run_again(tmp_path, bundle, agent, inject, 
 
 
 # ---- live: a real episode, then a qualification that resumes over copies of it ------------------
+@pytest.mark.live
 def test_a_qualification_reuses_complete_runs_and_reruns_the_incomplete_one(tmp_path):
     from arenac.build import build
     from arenac.pipeline import compile_paths

@@ -5,6 +5,8 @@ the superuser's hands, as an agent with a shell in the datastores could."""
 
 from __future__ import annotations
 
+import pytest
+
 import yaml
 
 from arenac.model.plan import SnapshotSpec
@@ -14,6 +16,8 @@ from arenac.substrate.spine.spec import SpineSpec
 from arenac.substrate.spine.stack import SpineStack
 from arenac.verify.evidence import Snapshot
 from arenac.verify.safety import diff
+
+pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
 
 
 class _Plan:

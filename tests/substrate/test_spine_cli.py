@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import json
 import signal
 import stat
@@ -14,6 +16,8 @@ import psutil
 from substrate.spine_client import assert_gone, http, ports_of, stop_command
 
 from arenac.substrate.spine.stack import Endpoints
+
+pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
 
 ARENAC = [sys.executable, "-m", "arenac.cli"]
 

@@ -78,6 +78,7 @@ def test_unusable_dir_and_ready_file_are_refused_before_anything_starts(tmp_path
     assert not processes_of(tmp_path)
 
 
+@pytest.mark.live
 def test_a_component_that_fails_to_start_is_reported_with_its_log(tmp_path: Path) -> None:
     # valid for the server's argument parser, fatal only when it loads the library at start-up
     d = tmp_path / "d"

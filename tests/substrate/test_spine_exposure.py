@@ -4,6 +4,8 @@ documented shape {"error": kind, "message": text}."""
 
 from __future__ import annotations
 
+import pytest
+
 import json
 import stat
 import urllib.error
@@ -12,6 +14,8 @@ from pathlib import Path
 
 from arenac.substrate.spine.keys import REDACTED, SERVICES
 from substrate.spine_client import Spine, http
+
+pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
 
 
 def secrets_of(spine: Spine) -> list[str]:

@@ -26,6 +26,8 @@ from arenac.substrate.spine.procs import Child, free_port, stop_all
 from arenac.substrate.spine.seed import substrate_file
 from substrate.spine_client import Spine, http
 
+pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
+
 DOCKERFILE = Path(str(substrate_file("Dockerfile")))
 
 

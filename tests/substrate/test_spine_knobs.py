@@ -7,6 +7,8 @@ matter; the ones that need another deployment start their own stack.
 
 from __future__ import annotations
 
+import pytest
+
 import asyncio
 import threading
 import time
@@ -18,6 +20,8 @@ import yaml
 from substrate.spine_client import Spine
 
 from arenac.substrate.spine.spec import SpineSpec
+
+pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
 
 
 def statuses(replies: list) -> Counter[int]:  # noqa: ANN001 - list[Reply]

@@ -21,6 +21,8 @@ import pytest
 from arenac.substrate.spine.stack import Endpoints
 from substrate.spine_client import Spine, assert_gone, ports_of, stop_command
 
+pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
+
 ARENAC = [sys.executable, "-m", "arenac.cli", "substrate"]
 
 

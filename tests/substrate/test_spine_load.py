@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import pytest
+
 import asyncio
 
 from arenac.model.library import LoadProfile, Phase
 from arenac.substrate.calibrate import LoadGenerator, RunResult, Sample, _percentile, aggregate
 from arenac.substrate.spine.profile import library_profile, schedule
 from arenac.substrate.spine.spec import SpineSpec
+
+pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
 
 STANDARD = library_profile("standard")
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import time
 from pathlib import Path
 
@@ -11,6 +13,8 @@ import yaml
 from arenac.substrate.spine.keys import SERVICES
 from arenac.substrate.spine.seed import MESSAGES_PER_CHANNEL
 from substrate.spine_client import Spine, assert_gone, http, ports_of
+
+pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
 
 
 def test_public_routes(healthy: Spine) -> None:

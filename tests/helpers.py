@@ -1,0 +1,13 @@
+"""Helpers the tests share, imported as `from helpers import ...` (pytest puts tests/, the
+directory of the top conftest.py, on sys.path); conftest.py holds fixtures only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def task_paths() -> list[str]:
+    """The bundled task specs, relative to the repository root, as a user names them."""
+    return sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "tasks").glob("*.arena"))
