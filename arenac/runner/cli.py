@@ -94,7 +94,7 @@ def _prepare(bundle_dirs: list[str], isolation):
 def warn_capacity(jobs: int, out: Path) -> None:
     """One line on stderr when `jobs` episodes side by side exceed what a short calibration says
     this machine holds (headroom.py); never a refusal."""
-    from arenac.runner.headroom import jobs_warning, measure_capacity
+    from arenac.runner.capacity import jobs_warning, measure_capacity
 
     warning = jobs_warning(jobs, measure_capacity(out))
     if warning:

@@ -22,9 +22,7 @@ Contract:
   and their calibration: docs/performance.md, "Harness headroom"); `Headroom.overloaded` holds it.
   `apply(timeline, headroom)` turns a scored or failed timeline into infra_error with that reason
   (a void stays void: nothing was measured of the agent) and records the summary in it.
-- `measure_capacity(out)` is the short calibration before qualification (about a second): how many
-  episodes this machine holds now; `jobs_warning(jobs, capacity)` is the one line qualify prints
-  when `--jobs` exceeds it. It never refuses.
+- How many episodes the machine holds before a qualification starts: capacity.py.
 """
 
 from __future__ import annotations
@@ -88,24 +86,11 @@ OWN_LOAD_CORES = 1.0
 TIMER_P99_LATE_MS = 50.0
 
 
-# ---- the capacity estimate --------------------------------------------------------------------
-CALIBRATE_S = 1.0  # how long qualify samples the machine's busy time before it starts
-# the CPU one episode uses on average (its cgroup's usage over the window), when --out holds no
-# earlier episode that had headroom: 0.67-0.78 cores alone on the reference machine
-EPISODE_CORES = 0.75
-# the share of the machine's cores that episodes may keep busy between them: latency is queueing,
-# and queues grow without bound as a CPU nears full use. Two episodes side by side kept the
-# reference machine 68 % busy and measured true latencies; three kept it 88 % busy and failed the
-# latency gates of healthy controls. (Episodes bunch their CPU into bursts: 1.0-1.5 cores in their
-# busiest seconds, so an average below the cores is not enough.)
-MAX_BUSY_SHARE = 0.8
-
-
-class _Model(BaseModel):
+class FiguresModel(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore")
 
 
-class TimerFigures(_Model):
+class TimerFigures(FiguresModel):
     """How late the sampler woke from its `interval_ms` sleeps."""
 
     interval_ms: float
@@ -117,7 +102,7 @@ class TimerFigures(_Model):
     late_share: float  # share of wake-ups later than late_ms
 
 
-class LoadgenFigures(_Model):
+class LoadgenFigures(FiguresModel):
     """How late the load generator started its requests (its latencies count from the schedule)."""
 
     starts: int
@@ -126,7 +111,7 @@ class LoadgenFigures(_Model):
     max_ms: float
 
 
-class MachineFigures(_Model):
+class MachineFigures(FiguresModel):
     cores: int  # CPUs this process may run on (sched_getaffinity)
     busy_cores: float | None = None  # CPUs busy on average over the window, whoever used them
     steal_share: float | None = None  # share of CPU time the hypervisor took (steal)
@@ -135,7 +120,7 @@ class MachineFigures(_Model):
     loadavg_1m: float | None = None  # at the end
 
 
-class CgroupFigures(_Model):
+class CgroupFigures(FiguresModel):
     """The episode's own processes (its cgroup)."""
 
     cpu_cores: float  # CPU used over the window, in cores
@@ -144,7 +129,7 @@ class CgroupFigures(_Model):
     pressure_full_share: float | None = None  # share of the window all of them did
 
 
-class Headroom(_Model):
+class Headroom(FiguresModel):
     window_s: float  # real seconds the probe ran
     timer: TimerFigures | None = None
     loadgen: LoadgenFigures | None = None
@@ -155,7 +140,7 @@ class Headroom(_Model):
 
 
 # ---- reading the kernel's figures -------------------------------------------------------------
-def _cpu_ticks() -> tuple[list[int], int]:
+def cpu_ticks() -> tuple[list[int], int]:
     """The aggregate `cpu` line of /proc/stat (user nice system idle iowait irq softirq steal) and
     the number of CPUs it covers."""
     lines = PROC_STAT.read_text().splitlines()
@@ -164,7 +149,7 @@ def _cpu_ticks() -> tuple[list[int], int]:
     return ticks, cpus
 
 
-def _pressure(path: Path) -> dict[str, dict[str, float]]:
+def pressure(path: Path) -> dict[str, dict[str, float]]:
     """A PSI file: {"some": {"avg10", "avg60", "avg300", "total"}, "full": {...}}."""
     figures = {}
     for line in path.read_text().splitlines():
@@ -197,11 +182,11 @@ class _Readings:
         self.usage: int | None = None
         self.cgroup_psi: dict[str, dict[str, float]] | None = None
         try:
-            self.ticks = _cpu_ticks()
+            self.ticks = cpu_ticks()
         except (OSError, ValueError, IndexError) as error:
             missing["machine.stat"] = _why(error)
         try:
-            self.psi = _pressure(PROC_PRESSURE)
+            self.psi = pressure(PROC_PRESSURE)
         except (OSError, ValueError) as error:  # no PSI: a kernel without CONFIG_PSI, or psi=0
             missing["machine.psi"] = _why(error)
         if cgroup is None:
@@ -211,7 +196,7 @@ class _Readings:
         except (OSError, ValueError) as error:
             missing["cgroup"] = _why(error)
         try:
-            self.cgroup_psi = _pressure(cgroup / "cpu.pressure")
+            self.cgroup_psi = pressure(cgroup / "cpu.pressure")
         except (OSError, ValueError) as error:
             missing["cgroup.pressure"] = _why(error)
 
@@ -220,7 +205,7 @@ def _share(start: float, end: float, window_us: float) -> float:
     return round(max(0.0, end - start) / window_us, 4) if window_us > 0 else 0.0
 
 
-def _percentile(values, q: float) -> float:
+def percentile(values, q: float) -> float:
     """Nearest-rank percentile of a non-empty sequence."""
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, max(0, math.ceil(q / 100 * len(ordered)) - 1))]
@@ -311,7 +296,7 @@ class HeadroomProbe:
             return None
         ms = [max(0, s) / 1000 for s in samples]
         return TimerFigures(interval_ms=TIMER_INTERVAL_S * 1000, samples=len(ms),
-                            p50_ms=round(_percentile(ms, 50), 3), p99_ms=round(_percentile(ms, 99), 3),
+                            p50_ms=round(percentile(ms, 50), 3), p99_ms=round(percentile(ms, 99), 3),
                             max_ms=round(max(ms), 3), late_ms=LATE_MS,
                             late_share=round(sum(1 for v in ms if v > LATE_MS) / len(ms), 4))
 
@@ -358,7 +343,7 @@ class HeadroomProbe:
             return None
         figures: dict = {"cpu_cores": round((end.usage - start.usage) / 1e6 / window_s, 3)}
         if self.cgroup_rates:
-            figures["cpu_cores_p90"] = round(_percentile(self.cgroup_rates, 90), 3)
+            figures["cpu_cores_p90"] = round(percentile(self.cgroup_rates, 90), 3)
         if start.cgroup_psi is not None and end.cgroup_psi is not None:
             window_us = window_s * 1e6
             figures["pressure_some_share"] = _share(start.cgroup_psi["some"]["total"],
@@ -419,67 +404,3 @@ def own_load(headroom: Headroom) -> bool:
     """The episode's own cgroup used more than `OWN_LOAD_CORES` on average."""
     cgroup = headroom.cgroup
     return cgroup is not None and cgroup.cpu_cores > OWN_LOAD_CORES
-
-
-# ---- the capacity estimate before qualification -----------------------------------------------
-class Capacity(_Model):
-    cores: int  # CPUs this process may run on
-    busy_cores: float | None  # CPUs busy now (over CALIBRATE_S), whoever uses them
-    psi_some_avg10: float | None  # the machine's CPU pressure now, percent
-    episode_cores: float  # the CPU one episode uses on average
-    episode_cores_from: str  # where that figure comes from
-    fits: int  # episodes the machine holds now
-
-
-def _recorded_episode_cores(out: Path) -> tuple[float, int] | None:
-    """The median CPU (cores) of earlier episodes under `out` that were not overloaded (a starved
-    episode used less than it needed), and how many there were."""
-    figures = []
-    for path in sorted(out.glob("**/evidence/headroom.json")) if out.is_dir() else []:
-        try:
-            headroom = Headroom.model_validate_json(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if headroom.overloaded is None and headroom.cgroup is not None and headroom.cgroup.cpu_cores > 0:
-            figures.append(headroom.cgroup.cpu_cores)
-    return (_percentile(figures, 50), len(figures)) if figures else None
-
-
-def measure_capacity(out: Path | None = None, sample_s: float = CALIBRATE_S) -> Capacity:
-    """How many episodes fit now: (cores x MAX_BUSY_SHARE - cores busy now) / an episode's CPU."""
-    cores = len(os.sched_getaffinity(0))
-    busy = psi = None
-    try:
-        before, cpus = _cpu_ticks()
-        time.sleep(sample_s)
-        after, _ = _cpu_ticks()
-        delta = [b - a for a, b in zip(before, after)]
-        if sum(delta) > 0:
-            busy = round((sum(delta) - delta[3] - delta[4]) / sum(delta) * cpus, 2)
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        psi = _pressure(PROC_PRESSURE)["some"]["avg10"]
-    except (OSError, ValueError, KeyError):
-        pass
-    recorded = _recorded_episode_cores(out) if out is not None else None
-    if recorded is not None:
-        episode_cores, how_many = recorded
-        source = f"{how_many} earlier episode(s) in {out}"
-    else:
-        episode_cores, source = EPISODE_CORES, "the documented default"
-    room = max(0.0, cores * MAX_BUSY_SHARE - (busy or 0.0))
-    return Capacity(cores=cores, busy_cores=busy, psi_some_avg10=psi, episode_cores=round(episode_cores, 3),
-                    episode_cores_from=source, fits=int(room / max(episode_cores, 0.01)))
-
-
-def jobs_warning(jobs: int, capacity: Capacity) -> str | None:
-    """One line when `jobs` episodes side by side exceed what the machine holds, else None."""
-    if jobs <= capacity.fits:
-        return None
-    busy = f", {capacity.busy_cores:g} busy now" if capacity.busy_cores is not None else ""
-    psi = f", CPU pressure {capacity.psi_some_avg10:g}%" if capacity.psi_some_avg10 is not None else ""
-    return (f"arenac: warning: --jobs {jobs} exceeds what this machine holds now ({capacity.fits}): "
-            f"{capacity.cores} core(s){busy}{psi}, episodes may keep {MAX_BUSY_SHARE:.0%} of them busy, one uses "
-            f"~{capacity.episode_cores:g} cores ({capacity.episode_cores_from}); starved episodes end as "
-            "infra_error (harness overloaded)")

@@ -21,6 +21,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from arenac.runner import capacity as estimate
 from arenac.runner import headroom
 from arenac.runner.headroom import (CgroupFigures, Headroom, HeadroomProbe, LoadgenFigures, MachineFigures,
                                     TimerFigures)
@@ -219,17 +220,17 @@ def test_no_cgroup_and_a_ledger_without_start_lag_are_named(tmp_path):
 
 
 # ---- the qualify warning ----------------------------------------------------------------------------
-def _capacity(fits: int) -> headroom.Capacity:
-    return headroom.Capacity(cores=2, busy_cores=0.1, psi_some_avg10=1.5, episode_cores=0.8,
+def _capacity(fits: int) -> estimate.Capacity:
+    return estimate.Capacity(cores=2, busy_cores=0.1, psi_some_avg10=1.5, episode_cores=0.8,
                              episode_cores_from="the documented default", fits=fits)
 
 
 def test_jobs_within_what_the_machine_holds_are_not_warned_about():
-    assert headroom.jobs_warning(2, _capacity(2)) is None
+    assert estimate.jobs_warning(2, _capacity(2)) is None
 
 
 def test_jobs_beyond_what_the_machine_holds_get_one_line_naming_the_figures():
-    warning = headroom.jobs_warning(3, _capacity(2))
+    warning = estimate.jobs_warning(3, _capacity(2))
     assert warning is not None and "\n" not in warning
     for figure in ("--jobs 3", "holds now (2)", "2 core(s)", "0.1 busy now", "CPU pressure 1.5%", "~0.8 cores"):
         assert figure in warning
@@ -243,22 +244,22 @@ def test_the_calibration_reads_earlier_episodes_that_had_headroom(tmp_path):
         record = _figures(5, 5, 0.2).model_copy(update={"cgroup": CgroupFigures(cpu_cores=cores),
                                                         "overloaded": starved})
         path.write_text(json.dumps(record.model_dump(mode="json")))
-    capacity = headroom.measure_capacity(tmp_path, sample_s=0.2)
+    capacity = estimate.measure_capacity(tmp_path, sample_s=0.2)
     assert capacity.episode_cores == 0.7  # the median of the three that had headroom (a starved one used less)
     assert capacity.episode_cores_from == f"3 earlier episode(s) in {tmp_path}"
     assert capacity.cores == len(os.sched_getaffinity(0)) and capacity.busy_cores is not None
-    room = capacity.cores * headroom.MAX_BUSY_SHARE - capacity.busy_cores
+    room = capacity.cores * estimate.MAX_BUSY_SHARE - capacity.busy_cores
     assert capacity.fits == max(0, int(room / 0.7))
-    assert headroom.measure_capacity(tmp_path / "none", sample_s=0.2).episode_cores == headroom.EPISODE_CORES
+    assert estimate.measure_capacity(tmp_path / "none", sample_s=0.2).episode_cores == estimate.EPISODE_CORES
 
 
 def test_on_an_idle_two_core_machine_two_episodes_fit_and_three_do_not(monkeypatch):
     ticks = iter([[100, 0, 0, 1000, 0, 0, 0, 0], [100, 0, 0, 1200, 0, 0, 0, 0]])  # idle for the sample
-    monkeypatch.setattr(headroom, "_cpu_ticks", lambda: (next(ticks), 2))
-    monkeypatch.setattr(headroom.os, "sched_getaffinity", lambda pid: {0, 1})
-    capacity = headroom.measure_capacity(None, sample_s=0.0)
+    monkeypatch.setattr(estimate, "cpu_ticks", lambda: (next(ticks), 2))
+    monkeypatch.setattr(estimate.os, "sched_getaffinity", lambda pid: {0, 1})
+    capacity = estimate.measure_capacity(None, sample_s=0.0)
     assert capacity.busy_cores == 0 and capacity.fits == 2
-    assert headroom.jobs_warning(2, capacity) is None and headroom.jobs_warning(3, capacity) is not None
+    assert estimate.jobs_warning(2, capacity) is None and estimate.jobs_warning(3, capacity) is not None
 
 
 @pytest.mark.parametrize("jobs, warned", [(1, False), (5, True)])
@@ -266,7 +267,7 @@ def test_qualify_warns_before_it_starts_and_still_runs(jobs, warned, tmp_path, m
     from arenac.runner import cli
 
     monkeypatch.setattr(cli, "_prepare", lambda dirs, isolation: ([], threading.Event()))
-    monkeypatch.setattr(headroom, "measure_capacity", lambda out: _capacity(2 if jobs == 1 else 4))
+    monkeypatch.setattr(estimate, "measure_capacity", lambda out: _capacity(2 if jobs == 1 else 4))
     started = []
 
     def qualify(bundles, k, time_scale, out, jobs_, *args, **kwargs):
