@@ -25,9 +25,10 @@ from pathlib import Path
 
 from arenac.catalog import Library
 from arenac.diagnostics import Collector
-from arenac.faults import instantiate, touched_targets
+from arenac.faults import instantiate
 from arenac.lower.exprs import ExprContext, lower_predicate
 from arenac.model.access import AccessSurface
+from arenac.model.actions import touched_targets
 from arenac.model.gates import SurvivesRetrigger
 from arenac.model.task import BoundAction, ConcreteFault, PrunedCell, TaskSpec, Variant
 from arenac.channels import bind

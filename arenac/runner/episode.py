@@ -23,9 +23,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from arenac.faults import touched_targets
 from arenac.loadgen.acks import AckLog
 from arenac.loadgen.generator import CLIENT_TIMEOUT_S
+from arenac.model.actions import touched_targets
 from arenac.runner import harness_adapters as adapters
 from arenac.runner import headroom
 from arenac.runner.acked import record_acked_state
