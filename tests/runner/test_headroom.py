@@ -282,10 +282,9 @@ def test_qualify_warns_before_it_starts_and_still_runs(jobs, warned, tmp_path, m
 # ---- one short live episode ---------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def quick_bundle(tmp_path_factory):
-    from arenac.build import build
-    from arenac.pipeline import compile_paths
+    from arenac.pipeline import compile_paths, write_bundles
 
-    return build(compile_paths(["tasks/slow-reads.arena"]), tmp_path_factory.mktemp("b"))[0].path
+    return write_bundles(compile_paths(["tasks/slow-reads.arena"]), tmp_path_factory.mktemp("b"))[0].path
 
 
 def test_an_episode_records_its_headroom_and_the_timeline_its_summary(quick_bundle, tmp_path):
