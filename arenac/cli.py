@@ -238,7 +238,7 @@ def _isolation_options(command):
 
 
 def _isolation(sandbox, agent_network, agent_ro):
-    from arenac.runner.episode import Isolation  # the episode machinery: heavy, `run`/`qualify` only
+    from arenac.runner.episode import Isolation  # lazily: the episode machinery is heavy (`run`, `qualify` only)
 
     return Isolation(sandbox=sandbox, agent_network=agent_network,
                      agent_ro=tuple(Path(p).resolve() for p in agent_ro))
@@ -255,7 +255,7 @@ def _isolation(sandbox, agent_network, agent_ro):
 @_isolation_options
 def run(bundle, agent, time_scale, out, healthy, sandbox, agent_network, agent_ro):
     """Run one episode of a compiled bundle on the local backend, and grade it."""
-    from arenac.runner.cli import run_command  # the runner's imports are heavy: `run` only
+    from arenac.runner.cli import run_command  # lazily: the runner's imports are heavy (`run` only)
 
     run_dir = Path(out) if out else preflight.default_run_dir(bundle)
     problem = preflight.run_out_problem(run_dir) if run_dir is not None else None
@@ -287,7 +287,7 @@ def qualify(paths, repeats, time_scale, out, jobs, adversarial, strategies, adve
     fix-now control must pass; a variant with a passing adversary does not qualify.
 
     PATHS are specs (compiled first, into OUT/build) or compiled bundle directories."""
-    from arenac.runner.cli import check_strategies, qualify_command  # the runner's imports are heavy: `qualify` only
+    from arenac.runner.cli import check_strategies, qualify_command  # lazily: heavy (`qualify` only)
 
     adversarial = adversarial or bool(strategies)
     problem = check_strategies(list(strategies)) or preflight.qualification_out_problem(Path(out))
@@ -315,8 +315,7 @@ def adversaries():
               help="default: the committed library/substrates/spine/baseline.json")
 def calibrate(runs: int, time_scale: float, out: Path | None) -> None:
     """Drive the standard load against healthy spine stacks and write the baseline."""
-    # the substrate's runtime (aiohttp, asyncpg, embedded PostgreSQL): loaded only when calibrating
-    from arenac.substrate.cli import write_calibration
+    from arenac.substrate.cli import write_calibration  # lazily: the substrate's runtime is heavy
 
     try:
         profile = load_library().substrates["spine"].loads["standard"]

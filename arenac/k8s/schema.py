@@ -90,6 +90,7 @@ def _identity(obj: object) -> tuple[str, str]:
 
 def _check(obj: object, version: str) -> str | None:
     """The first schema problem of one object in one version, or None."""
+    # lazily: kubernetes-validate loads its schemas at import; only the bundle checks need it
     import kubernetes_validate  # type: ignore[import-untyped]
 
     if not isinstance(obj, dict):

@@ -29,6 +29,7 @@ import signal
 import sys
 import tempfile
 import time
+from dataclasses import asdict
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, NoReturn
@@ -101,6 +102,7 @@ def substrate() -> None:
               help="SERVICE.KEY=V, KEY=V (every service reading KEY), redis.maxmemory=V, postgres.SETTING=V")
 def up(name: str, data_dir: Path | None, ready_file: Path | None, releases: tuple[str, ...], sets: tuple[str, ...]) -> None:
     """Run the substrate in the foreground until Ctrl-C or SIGTERM."""
+    # lazily, here and below: `arenac --help` imports this module to list its commands
     from arenac.substrate.spine.keys import SERVICES, ConfigError
     from arenac.substrate.spine.procs import write_private
     from arenac.substrate.spine.spec import SpecError, SpineSpec
@@ -181,9 +183,7 @@ def up(name: str, data_dir: Path | None, ready_file: Path | None, releases: tupl
 @click.option("--json", "as_json", is_flag=True, help="print the status as JSON")
 def status(data_dir: Path | None, ready_file: Path | None, as_json: bool) -> None:
     """Report the health of a running stack (from its ready file or data directory)."""
-    from dataclasses import asdict
-
-    from arenac.substrate.spine.endpoints import Endpoints, EndpointsError, probe
+    from arenac.substrate.spine.endpoints import Endpoints, EndpointsError, probe  # lazily: see `up`
 
     source = ready_file or (data_dir / "endpoints.json" if data_dir else None)
     if source is None:
@@ -210,7 +210,7 @@ def status(data_dir: Path | None, ready_file: Path | None, as_json: bool) -> Non
 def write_calibration(profile: LoadProfile, runs: int, time_scale: float, out: Path | None) -> None:
     """`arenac calibrate`: drive `profile` against healthy spine stacks, write the baseline and
     print its summary."""
-    # the load generator and the stack (aiohttp, asyncpg, ...): loaded only when calibrating
+    # lazily: the load generator and the stack (aiohttp, asyncpg, ...) load only when calibrating
     from arenac.substrate.calibrate import calibrate as run_calibration
     from arenac.substrate.spine.seed import substrate_file
 
