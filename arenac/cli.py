@@ -2,9 +2,9 @@
 
 The CLI is the only place that formats errors for humans: every phase raises
 data-carrying errors, and the commands here turn them into diagnostics and exit codes.
-The compiler is imported up front (every compiling command needs it); the runner, the
-verifier and the substrate, whose imports are heavy, only inside the commands that use
-them, so that `arenac check` and `arenac --help` start fast.
+The compiler is imported up front (every compiling command needs it; its renderer only
+when rendering); the runner, the verifier and the substrate, whose imports are heavy,
+only inside the commands that use them, so that `arenac check` never loads them.
 
 Exit codes (also in docs/diagnostics.md):
   0  success
@@ -27,7 +27,6 @@ from arenac.diagnostics import DiagnosticError, render_text, to_json
 from arenac.fmt import format_source
 from arenac.lower.library import load_library
 from arenac.pipeline import Compilation, WrittenBundle, compile_paths, read_sources, write_bundles
-from arenac.render.plan import plan_json_schema
 from arenac.runner import preflight  # light (no runner machinery): option types and refusals
 from arenac.runner.adversaries import STRATEGIES  # light: the suite's names and descriptions
 from arenac.serialize import dump_json
@@ -189,6 +188,8 @@ def fmt(paths, check_only):
 @main.command()
 def schema():
     """Print the JSON Schema of plan.json."""
+    from arenac.render.plan import plan_json_schema  # lazily: the renderer stays out of `arenac check`
+
     click.echo(dump_json(plan_json_schema()), nl=False)
 
 

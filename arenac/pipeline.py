@@ -34,7 +34,6 @@ from arenac.diagnostics import Collector, Diagnostic, DiagnosticError
 from arenac.lower import library as library_files
 from arenac.lower.task import lower_task
 from arenac.model.task import PrunedCell, VariantCell
-from arenac.render.bundle_files import EXECUTABLES, bundle_files
 from arenac.source import SourceFile, Span
 from arenac.syntax.parser import parse
 from arenac.validate import check_matrix, check_task, check_variant
@@ -106,6 +105,8 @@ def compile_sources(sources: dict[str, SourceFile]) -> Compilation:
 def write_bundles(compilation: Compilation, out: Path) -> list[WrittenBundle]:
     """Render and write every variant's bundle under OUT/<task>/<variant>/, and remove the
     task's stale bundles; raises OSError when the output cannot be written."""
+    from arenac.render.bundle_files import EXECUTABLES  # lazily, like render_variant's import
+
     written = []
     for task in compilation.tasks:
         spec = task.lowered.spec
@@ -310,6 +311,9 @@ def render_task(task: CompiledTask, library: Library, spec_text: str) -> Iterato
 
 def render_variant(variant: Variant, library: Library, spec_text: str) -> dict[str, str | bytes]:
     """Every file of one variant's bundle, and its manifest over them and over its inputs."""
+    # lazily: `arenac check` never renders, and loading the renderer (its plan models) costs ~20 ms
+    from arenac.render.bundle_files import EXECUTABLES, bundle_files
+
     entry = library.substrates[variant.spec.substrate]
     files = bundle_files(variant, entry.descriptor, entry.chart_dir)
     files[MANIFEST] = manifest_for(files, _inputs(variant, library, spec_text), variant.task, variant.id, EXECUTABLES)
