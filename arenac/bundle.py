@@ -10,6 +10,7 @@ temporary sibling directory and renamed into place, so a reader never sees half 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import tempfile
@@ -91,8 +92,6 @@ class BundleCheck:
 
 
 def verify_bundle(directory: Path) -> BundleCheck:
-    import json
-
     try:
         manifest = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
         listed = {a["path"]: a["sha256"] for a in manifest["artefacts"]}

@@ -2,7 +2,9 @@
 
 The CLI is the only place that formats errors for humans: every phase raises
 data-carrying errors, and the commands here turn them into diagnostics and exit codes.
-Heavy modules are imported inside each command so that `arenac check` starts fast.
+The compiler is imported up front (every compiling command needs it; its renderer only
+when rendering); the runner, the verifier and the substrate, whose imports are heavy,
+only inside the commands that use them, so that `arenac check` never loads them.
 
 Exit codes (also in docs/diagnostics.md):
   0  success
@@ -13,12 +15,22 @@ Exit codes (also in docs/diagnostics.md):
 
 from __future__ import annotations
 
+import importlib
 import sys
+from pathlib import Path
 from typing import NoReturn
 
 import click
 
+from arenac.bundle import MANIFEST, verify_bundle
+from arenac.diagnostics import DiagnosticError, render_text, to_json
+from arenac.fmt import format_source
+from arenac.lower.library import load_library
+from arenac.pipeline import Compilation, WrittenBundle, compile_paths, read_sources, write_bundles
 from arenac.runner import preflight  # light (no runner machinery): option types and refusals
+from arenac.runner.adversaries import STRATEGIES  # light: the suite's names and descriptions
+from arenac.serialize import dump_json
+from arenac.variants_table import matrix_rows, render_matrix
 
 EXIT_DIAGNOSTICS = 1
 EXIT_USAGE = 2
@@ -60,7 +72,6 @@ class LazyGroup(click.Group):
 
     lazy = {
         "substrate": "arenac.substrate.cli:substrate",
-        "calibrate": "arenac.substrate.cli:calibrate",
         "grade": "arenac.verify.cli:grade",
     }
 
@@ -69,8 +80,6 @@ class LazyGroup(click.Group):
 
     def get_command(self, ctx, name):
         if name in self.lazy:
-            import importlib
-
             module, _, attribute = self.lazy[name].partition(":")
             return getattr(importlib.import_module(module), attribute)
         return super().get_command(ctx, name)
@@ -82,24 +91,18 @@ def main() -> None:
     """arenac: compile and run live-incident benchmark tasks."""
 
 
-def _report(error, output_format: str) -> None:
-    from arenac.diagnostics import render_text, to_json
-
-    sources = getattr(error, "sources", {}) or {}
+def _report(error: DiagnosticError, output_format: str) -> None:
     for diagnostic in error.diagnostics:
         if output_format == "json":
             click.echo(to_json(diagnostic))
         else:
-            click.echo(render_text(diagnostic, sources), err=True)
+            click.echo(render_text(diagnostic, error.sources), err=True)
     if output_format == "text":
         count = len(error.diagnostics)
         click.echo(f"{count} error{'s' if count != 1 else ''}", err=True)
 
 
-def _compile(paths, output_format: str):
-    from arenac.diagnostics import DiagnosticError
-    from arenac.pipeline import compile_paths
-
+def _compile(paths, output_format: str) -> Compilation:
     try:
         return compile_paths(list(paths))
     except DiagnosticError as error:
@@ -124,13 +127,9 @@ def check(paths, output_format):
 @_FORMAT
 def compile_command(paths, out, output_format):
     """Compile specs into one bundle per variant under OUT/<task>/<variant>/."""
-    from pathlib import Path
-
     compilation = _compile(paths, output_format)
     written = _build(compilation, Path(out))
     if output_format == "json":
-        from arenac.serialize import dump_json
-
         click.echo(dump_json([{"task": w.task, "variant": w.variant, "path": w.path.as_posix(), "files": w.files}
                               for w in written]), nl=False)
         return
@@ -148,13 +147,9 @@ def compile_command(paths, out, output_format):
 @_FORMAT
 def variants(paths, output_format):
     """Print the variant matrix, with pruned cells and their reasons."""
-    from arenac.variants_table import matrix_rows, render_matrix
-
     compilation = _compile(paths, output_format)
     rows = matrix_rows(compilation)
     if output_format == "json":
-        from arenac.serialize import dump_json
-
         click.echo(dump_json([row.as_dict() for row in rows]), nl=False)
     else:
         click.echo(render_matrix(rows))
@@ -165,10 +160,6 @@ def variants(paths, output_format):
 @click.option("--check", "check_only", is_flag=True, help="Exit 3 if any file is not formatted; write nothing.")
 def fmt(paths, check_only):
     """Format specs canonically, in place."""
-    from arenac.diagnostics import DiagnosticError
-    from arenac.fmt import format_source
-    from arenac.pipeline import read_sources
-
     try:
         sources = read_sources(list(paths))
     except DiagnosticError as error:
@@ -179,15 +170,12 @@ def fmt(paths, check_only):
         try:
             formatted = format_source(source.text, name=name)
         except DiagnosticError as error:
-            error.sources = {name: source}  # type: ignore[attr-defined]
-            _report(error, "text")
+            _report(DiagnosticError(error.diagnostics, sources={name: source}), "text")
             failed = True
             continue
         if formatted != source.text:
             changed.append(name)
             if not check_only:
-                from pathlib import Path
-
                 Path(name).write_text(formatted, encoding="utf-8")
     for name in changed:
         click.echo(f"{'would reformat' if check_only else 'reformatted'} {name}")
@@ -200,8 +188,7 @@ def fmt(paths, check_only):
 @main.command()
 def schema():
     """Print the JSON Schema of plan.json."""
-    from arenac.render.plan import plan_json_schema
-    from arenac.serialize import dump_json
+    from arenac.render.plan import plan_json_schema  # lazily: the renderer stays out of `arenac check`
 
     click.echo(dump_json(plan_json_schema()), nl=False)
 
@@ -212,10 +199,6 @@ def verify_bundle_command(directories):
     """Check bundles against their manifests; name every altered, missing or extra file.
 
     Each DIRECTORY is a bundle, or a tree of them (such as a build directory)."""
-    from pathlib import Path
-
-    from arenac.bundle import MANIFEST, verify_bundle
-
     bundles: list[Path] = []
     for directory in map(Path, directories):
         found = [directory] if (directory / MANIFEST).is_file() else sorted(
@@ -256,9 +239,7 @@ def _isolation_options(command):
 
 
 def _isolation(sandbox, agent_network, agent_ro):
-    from pathlib import Path
-
-    from arenac.runner.episode import Isolation
+    from arenac.runner.episode import Isolation  # lazily: the episode machinery is heavy (`run`, `qualify` only)
 
     return Isolation(sandbox=sandbox, agent_network=agent_network,
                      agent_ro=tuple(Path(p).resolve() for p in agent_ro))
@@ -275,9 +256,7 @@ def _isolation(sandbox, agent_network, agent_ro):
 @_isolation_options
 def run(bundle, agent, time_scale, out, healthy, sandbox, agent_network, agent_ro):
     """Run one episode of a compiled bundle on the local backend, and grade it."""
-    from pathlib import Path
-
-    from arenac.runner.cli import run_command
+    from arenac.runner.cli import run_command  # lazily: the runner's imports are heavy (`run` only)
 
     run_dir = Path(out) if out else preflight.default_run_dir(bundle)
     problem = preflight.run_out_problem(run_dir) if run_dir is not None else None
@@ -309,9 +288,7 @@ def qualify(paths, repeats, time_scale, out, jobs, adversarial, strategies, adve
     fix-now control must pass; a variant with a passing adversary does not qualify.
 
     PATHS are specs (compiled first, into OUT/build) or compiled bundle directories."""
-    from pathlib import Path
-
-    from arenac.runner.cli import check_strategies, qualify_command
+    from arenac.runner.cli import check_strategies, qualify_command  # lazily: heavy (`qualify` only)
 
     adversarial = adversarial or bool(strategies)
     problem = check_strategies(list(strategies)) or preflight.qualification_out_problem(Path(out))
@@ -325,7 +302,6 @@ def qualify(paths, repeats, time_scale, out, jobs, adversarial, strategies, adve
 @main.command()
 def adversaries():
     """List the built-in adversarial strategies (`--agent adversary:NAME`, `qualify --adversarial`)."""
-    from arenac.runner.adversaries import STRATEGIES
 
     width = max(len(s.name) for s in STRATEGIES)
     for strategy in STRATEGIES:
@@ -333,10 +309,25 @@ def adversaries():
         click.echo(f"{strategy.name:<{width}}  must {strategy.expected}  {key:<10}  {strategy.description}")
 
 
+@main.command()
+@click.option("--runs", default=3, show_default=True, help="independent runs, each on a fresh stack")
+@click.option("--time-scale", default=1.0, show_default=True, help="multiplies every duration of the profile")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
+              help="default: the committed library/substrates/spine/baseline.json")
+def calibrate(runs: int, time_scale: float, out: Path | None) -> None:
+    """Drive the standard load against healthy spine stacks and write the baseline."""
+    from arenac.substrate.cli import write_calibration  # lazily: the substrate's runtime is heavy
+
+    try:
+        profile = load_library().substrates["spine"].loads["standard"]
+    except DiagnosticError as error:
+        _report(error, "text")
+        sys.exit(EXIT_DIAGNOSTICS)
+    write_calibration(profile, runs, time_scale, out)
+
+
 def _bundles_for(paths, out) -> list[str]:
     """Bundle directories: given directly, or compiled from the specs given."""
-    from pathlib import Path
-
     bundles = [p for p in paths if (Path(p) / "manifest.json").is_file()]
     specs = [p for p in paths if p not in bundles]
     if specs:
@@ -345,12 +336,10 @@ def _bundles_for(paths, out) -> list[str]:
     return bundles
 
 
-def _build(compilation, out):
+def _build(compilation: Compilation, out: Path) -> list[WrittenBundle]:
     """Write the bundles; an output that cannot be written is a usage error, not a traceback."""
-    from arenac.build import build
-
     try:
-        return build(compilation, out)
+        return write_bundles(compilation, out)
     except OSError as error:
         where = f": {error.filename}" if error.filename else ""
         click.echo(f"error: cannot write bundles under {out.as_posix()}: {error.strerror or error}{where}", err=True)

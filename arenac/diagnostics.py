@@ -14,7 +14,7 @@ from __future__ import annotations
 import difflib
 import json
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from arenac.source import SourceFile, Span
 
@@ -33,10 +33,13 @@ class Diagnostic:
 
 
 class DiagnosticError(Exception):
-    """Raised by a phase with every diagnostic it found."""
+    """Raised by a phase with every diagnostic it found, and the sources they may point into
+    (by display name), so that a formatter can quote the line; a diagnostic whose file is not
+    among them is shown without its line."""
 
-    def __init__(self, diagnostics: Sequence[Diagnostic]):
+    def __init__(self, diagnostics: Sequence[Diagnostic], sources: Mapping[str, SourceFile] | None = None):
         self.diagnostics = sorted(diagnostics, key=Diagnostic.sort_key)
+        self.sources: dict[str, SourceFile] = dict(sources or {})
         super().__init__("; ".join(d.message for d in self.diagnostics))
 
 

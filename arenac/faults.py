@@ -62,25 +62,3 @@ def instantiate(template: FaultTemplate, layer: str, args: dict) -> tuple[LayerR
     raw = recipe.model_dump(mode="json")
     filled = _fill(raw, values)
     return LayerRecipe.model_validate(filled), _fill(template.manifest, values)
-
-
-def touched_targets(actions) -> tuple[Target, ...]:
-    """What a list of actions (a repair, or an injection) changes, in safety-gate vocabulary."""
-    from arenac.model.actions import AdminAction, KubectlAction, RedisAction, SqlAction
-
-    found: list[Target] = []
-    for action in actions:
-        if isinstance(action, KubectlAction):
-            if action.verb == "patch_configmap":
-                found += [Target(kind="config", ref=f"{action.service}.{key}") for key in action.data]
-            elif action.verb == "set_image":
-                found.append(Target(kind="release", ref=action.service))
-        elif isinstance(action, AdminAction):
-            if action.path == "/admin/config":
-                found += [Target(kind="config", ref=f"{action.service}.{key}") for key in action.body]
-            elif action.path == "/admin/event":
-                found.append(Target(kind="event", ref=f"{action.service}.{action.body.get('name')}"))
-        elif isinstance(action, (SqlAction, RedisAction)):
-            found += list(action.touches)
-    unique: dict[str, Target] = {str(t): t for t in found}
-    return tuple(unique[k] for k in sorted(unique))

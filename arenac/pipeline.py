@@ -1,47 +1,124 @@
-"""The compiler pipeline, chained in one place.
+"""The compiler pipeline: the whole compile as named steps, each with a typed input and output.
 
-    sources --parse--> modules --lower--> task IR --check--> --expand--> variants --check-->
-    --render--> bundle files --write--> build/<task>/<variant>/
+    read     paths                              -> dict[str, SourceFile]      read_sources
+    parse    sources                            -> list[ast.Module]           parse_sources
+    lower    modules, library                   -> list[LoweredTask]          lower_modules
+    check    lowered tasks                      -> nothing (diagnostics)      check_tasks
+    expand   lowered tasks, library             -> list[CompiledTask]         expand_tasks
+    render   a compiled task, library, its text -> Iterator[RenderedBundle]   render_task
+    write    a compilation, output directory    -> list[WrittenBundle]        write_bundles
 
-Each phase collects every diagnostic it finds; the pipeline stops after the first phase
-that found any and raises them together.
+`compile_paths` (read to expand) is `arenac check`; `write_bundles` (render and write) then
+makes `arenac compile`'s build/<task>/<variant>/. Each step collects every diagnostic it finds;
+the pipeline stops after the first step that found any and raises them together, in one
+DiagnosticError that carries every source (specs and library), so positions show their line.
+
+Variants are rebuilt from their checked specs and rendered one at a time, so memory does not
+grow with the matrix. Bundles of a task that are no longer in its matrix (an edit changed their
+content, hence their id) are removed, so `OUT/<task>/` always holds exactly the task's variants;
+only directories that carry an arenac manifest for that task are ever removed.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import functools
+import json
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from arenac.bundle import MANIFEST, manifest_for, write_bundle
 from arenac.diagnostics import Collector, Diagnostic, DiagnosticError
+from arenac.lower import library as library_files
+from arenac.lower.task import lower_task
+from arenac.model.task import PrunedCell, VariantCell
 from arenac.source import SourceFile, Span
+from arenac.syntax.parser import parse
+from arenac.validate import check_matrix, check_task, check_variant
+from arenac.variants import built, cells
+
+if TYPE_CHECKING:
+    from arenac.lower.library import LibraryMacros
+    from arenac.lower.task import LoweredTask
+    from arenac.model.library import Library
+    from arenac.model.task import Variant
+    from arenac.syntax import ast
 
 
-@dataclass
+@dataclass(frozen=True)
 class CompiledTask:
     """A checked task and its matrix as listed: built cells and pruned ones. The variants
     themselves are rebuilt one at a time when rendered (`arenac.variants.built`)."""
 
-    lowered: object  # arenac.lower.task.LoweredTask
-    variants: tuple  # of arenac.model.task.VariantCell
-    pruned: tuple  # of arenac.model.task.PrunedCell
+    lowered: LoweredTask
+    variants: tuple[VariantCell, ...]
+    pruned: tuple[PrunedCell, ...]
 
 
-@dataclass
+@dataclass(frozen=True)
 class Compilation:
-    sources: dict[str, SourceFile] = field(default_factory=dict)
-    tasks: list[CompiledTask] = field(default_factory=list)
+    """Every checked task of a run, with the library it was compiled against and every source
+    (specs and library modules) by display name."""
+
+    sources: dict[str, SourceFile]
+    tasks: list[CompiledTask]
+    library: Library
 
 
-def discover(paths: list[str]) -> list[Path]:
-    """Spec files named directly, or found (sorted) under named directories.
+@dataclass(frozen=True)
+class RenderedBundle:
+    """One variant's bundle in memory, manifest included: `{relative path: text or bytes}`."""
 
-    Raises one DiagnosticError naming every path that does not exist (E0602) and every
-    directory with no .arena file under it (E0604).
-    """
-    found, problems = _discover(paths)
-    if problems:
-        raise DiagnosticError(problems)
-    return found
+    task: str
+    variant: str
+    files: dict[str, str | bytes]
+
+
+@dataclass(frozen=True)
+class WrittenBundle:
+    task: str
+    variant: str
+    path: Path
+    files: int
+
+
+# ---- the whole compile ---------------------------------------------------------------------
+
+
+def compile_paths(paths: list[str]) -> Compilation:
+    return compile_sources(read_sources(paths))
+
+
+def compile_sources(sources: dict[str, SourceFile]) -> Compilation:
+    """Parse, lower, check and expand the specs; raises DiagnosticError at the first step that
+    found any problem (a broken library, before anything else, without source lines)."""
+    library, macros = library_files.load_library(), library_files.library_macros()
+    shown = {**sources, **library.sources}
+    modules = parse_sources(sources, shown)
+    lowered = lower_modules(modules, library, macros, shown)
+    check_tasks(lowered, shown)
+    return Compilation(sources=shown, tasks=expand_tasks(lowered, library, shown), library=library)
+
+
+def write_bundles(compilation: Compilation, out: Path) -> list[WrittenBundle]:
+    """Render and write every variant's bundle under OUT/<task>/<variant>/, and remove the
+    task's stale bundles; raises OSError when the output cannot be written."""
+    from arenac.render.bundle_files import EXECUTABLES  # lazily, like render_variant's import
+
+    written = []
+    for task in compilation.tasks:
+        spec = task.lowered.spec
+        for bundle in render_task(task, compilation.library, compilation.sources[spec.source].text):
+            path = out / bundle.task / bundle.variant
+            write_bundle(path, bundle.files, EXECUTABLES)
+            written.append(WrittenBundle(bundle.task, bundle.variant, path, len(bundle.files)))
+        remove_stale(out / spec.name, spec.name, {cell.id for cell in task.variants})
+    return written
+
+
+# ---- read ------------------------------------------------------------------------------------
 
 
 def read_sources(paths: list[str]) -> dict[str, SourceFile]:
@@ -68,9 +145,7 @@ def read_sources(paths: list[str]) -> dict[str, SourceFile]:
         else:
             sources[name] = source
     if problems:
-        error = DiagnosticError(problems)
-        error.sources = shown  # type: ignore[attr-defined]
-        raise error
+        raise DiagnosticError(problems, sources=shown)
     return sources
 
 
@@ -128,9 +203,7 @@ def _read(path: Path, name: str) -> tuple[SourceFile | None, Diagnostic | None]:
 def _defines_no_task(source: SourceFile) -> bool:
     """True for a spec that parses and declares no task: empty, only comments, or only
     definitions (which nothing outside the file could use). A file that does not parse is
-    left to the parse phase, which reports all its syntax errors."""
-    from arenac.syntax.parser import parse
-
+    left to the parse step, which reports all its syntax errors."""
     try:
         return not parse(source).tasks
     except DiagnosticError:
@@ -142,10 +215,8 @@ def _is_library_file(path: Path) -> bool:
     fmt library/...` reads them through here too. A module is a file of the installed library,
     or one laid out like it (`library/X.arena`, `library/substrates/NAME/X.arena`), as in a
     checkout whose library is not the installed one."""
-    from arenac.catalog import library_root
-
     resolved = path.resolve()
-    if resolved.is_relative_to(library_root().resolve()):
+    if resolved.is_relative_to(library_files.library_root().resolve()):
         return True
     parents = [parent.name for parent in resolved.parents[:3]]
     return parents[:1] == ["library"] or parents[1:3] == ["substrates", "library"]
@@ -159,19 +230,11 @@ def _display_name(path: Path) -> str:
         return path.as_posix()
 
 
-def compile_sources(sources: dict[str, SourceFile]) -> Compilation:
-    from arenac.catalog import load_library
-    from arenac.lower.task import lower_task
-    from arenac.model.task import PrunedCell, VariantCell
-    from arenac.syntax.parser import parse
-    from arenac.validate import check_matrix, check_task, check_variant
-    from arenac.variants import cells
+# ---- parse, lower, check, expand ----------------------------------------------------------------
 
-    library = load_library()
-    result = Compilation(sources=dict(sources))
-    result.sources.update(library.sources)
 
-    # parse
+def parse_sources(sources: dict[str, SourceFile], shown: dict[str, SourceFile]) -> list[ast.Module]:
+    """One syntax tree per spec; the syntax errors of every file are raised together."""
     errors = Collector()
     modules = []
     for source in sources.values():
@@ -179,9 +242,14 @@ def compile_sources(sources: dict[str, SourceFile]) -> Compilation:
             modules.append(parse(source))
         except DiagnosticError as error:
             errors.extend(error.diagnostics)
-    _raise(errors, result)
+    _raise_if_any(errors, shown)
+    return modules
 
-    # lower
+
+def lower_modules(modules: list[ast.Module], library: Library, macros: LibraryMacros,
+                  shown: dict[str, SourceFile]) -> list[LoweredTask]:
+    """Every task of every module as typed IR; a task name declared twice is an error (E0208)."""
+    errors = Collector()
     lowered = []
     names: dict[str, str] = {}
     for module in modules:
@@ -191,15 +259,26 @@ def compile_sources(sources: dict[str, SourceFile]) -> Compilation:
                              task.name.span)
                 continue
             names[task.name.text] = module.file
-            item = lower_task(task, module, library, errors)
+            item = lower_task(task, module, library, macros, errors)
             if item is not None:
                 lowered.append(item)
-    _raise(errors, result)
+    _raise_if_any(errors, shown)
+    return lowered
 
-    # check and expand
+
+def check_tasks(lowered: list[LoweredTask], shown: dict[str, SourceFile]) -> None:
+    """The checks over each task as a whole (`arenac.validate.check_task`)."""
+    errors = Collector()
     for item in lowered:
         check_task(item, errors)
-    _raise(errors, result)
+    _raise_if_any(errors, shown)
+
+
+def expand_tasks(lowered: list[LoweredTask], library: Library, shown: dict[str, SourceFile]) -> list[CompiledTask]:
+    """Each task's matrix, cell by cell: a built cell is checked as a variant and listed, a
+    pruned one is kept with its reason; a matrix of pruned cells only is an error (E0403)."""
+    errors = Collector()
+    compiled = []
     for item in lowered:
         listed: list[VariantCell] = []
         pruned: list[PrunedCell] = []
@@ -211,17 +290,70 @@ def compile_sources(sources: dict[str, SourceFile]) -> Compilation:
             listed.append(VariantCell(task=cell.task, id=cell.id, coordinates=cell.coordinates,
                                       access=cell.access.name))
         check_matrix(item, len(listed), pruned, errors)
-        result.tasks.append(CompiledTask(item, tuple(listed), tuple(pruned)))
-    _raise(errors, result)
-    return result
+        compiled.append(CompiledTask(item, tuple(listed), tuple(pruned)))
+    _raise_if_any(errors, shown)
+    return compiled
 
 
-def _raise(errors: Collector, result: Compilation) -> None:
+def _raise_if_any(errors: Collector, shown: dict[str, SourceFile]) -> None:
     if errors.items:
-        error = DiagnosticError(errors.items)
-        error.sources = result.sources  # type: ignore[attr-defined]
-        raise error
+        raise DiagnosticError(errors.items, sources=shown)
 
 
-def compile_paths(paths: list[str]) -> Compilation:
-    return compile_sources(read_sources(paths))
+# ---- render and write ----------------------------------------------------------------------------
+
+
+def render_task(task: CompiledTask, library: Library, spec_text: str) -> Iterator[RenderedBundle]:
+    """The bundle of each variant of a checked task, rebuilt and rendered one at a time."""
+    for variant in built(task.lowered.spec, library):
+        yield RenderedBundle(variant.task, variant.id, render_variant(variant, library, spec_text))
+
+
+def render_variant(variant: Variant, library: Library, spec_text: str) -> dict[str, str | bytes]:
+    """Every file of one variant's bundle, and its manifest over them and over its inputs."""
+    # lazily: `arenac check` never renders, and loading the renderer (its plan models) costs ~20 ms
+    from arenac.render.bundle_files import EXECUTABLES, bundle_files
+
+    entry = library.substrates[variant.spec.substrate]
+    files = bundle_files(variant, entry.descriptor, entry.chart_dir)
+    files[MANIFEST] = manifest_for(files, _inputs(variant, library, spec_text), variant.task, variant.id, EXECUTABLES)
+    return files
+
+
+def spec_input_path(source: str) -> str:
+    """How the manifest names the spec: by its file name only, so that the same spec compiled
+    from any directory gives the same manifest (and no absolute path reaches an artefact)."""
+    return "spec/" + Path(source).name
+
+
+def _inputs(variant: Variant, library: Library, spec_text: str) -> dict[str, bytes]:
+    """The files the variant drew on: its substrate's descriptor and modules, its fault
+    templates, and the spec."""
+    directory = library.substrates[variant.spec.substrate].directory
+    used = [directory / "substrate.yaml", *sorted(directory.glob("*.arena"))]
+    used += [directory / "faults" / f"{f.template.split('.', 1)[1]}.yaml" for f in variant.faults]
+    inputs = {library.relative(path): _read_library_file(path) for path in used if path.is_file()}
+    inputs[spec_input_path(variant.spec.source)] = spec_text.encode("utf-8")
+    return inputs
+
+
+@functools.lru_cache(maxsize=256)
+def _read_library_file(path: Path) -> bytes:
+    """Library files are read once per process (a compile run sees one library)."""
+    return path.read_bytes()
+
+
+def remove_stale(task_dir: Path, task: str, current: set[str]) -> list[str]:
+    """Remove bundles of `task` under `task_dir` whose variant is no longer in the matrix."""
+    removed = []
+    for candidate in sorted(task_dir.iterdir()) if task_dir.is_dir() else []:
+        if candidate.name in current or not candidate.is_dir() or candidate.is_symlink():
+            continue
+        try:
+            manifest = json.loads((candidate / MANIFEST).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue  # not a bundle of ours: leave it alone
+        if isinstance(manifest, dict) and manifest.get("task") == task and manifest.get("variant") == candidate.name:
+            shutil.rmtree(candidate)
+            removed.append(candidate.name)
+    return removed

@@ -36,10 +36,15 @@ Contract:
 from __future__ import annotations
 
 import os
+import pwd
 import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import arenac
+import arenac.grammar
+import arenac.library
 
 AGENT_HOME = "/home/agent"
 AGENT_TOOLS = "/opt/arenac/bin"
@@ -113,7 +118,6 @@ def _as_nobody_if_root() -> dict:
     # the agent runs bwrap as an unprivileged user: probe the same way (root always could)
     if os.geteuid() != 0:
         return {}
-    import pwd
 
     try:
         nobody = pwd.getpwnam("nobody")
@@ -200,10 +204,6 @@ def hidden_paths() -> list[str]:
     """The installed compiler's own directories (package, library, grammar) and the runner's
     working directory (a checkout holds tasks/ and golden bundles) where they lie inside a system
     directory the sandbox shows: each is covered by an empty tmpfs."""
-    import arenac
-    import arenac.grammar
-    import arenac.library
-
     candidates = {os.path.dirname(os.path.realpath(m.__file__)) for m in (arenac, arenac.grammar, arenac.library)}
     candidates.add(os.path.realpath(os.getcwd()))
     return sorted(path for path in candidates

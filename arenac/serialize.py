@@ -18,22 +18,20 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 
 def dump_json(data: Any) -> str:
     return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
 
 
 def _yaml_dumper():
-    import yaml
-
     # libyaml's emitter writes the same bytes as the pure-Python one (tests/test_determinism.py
     # checks it over every bundle), four times faster; machines without libyaml use the latter.
     return getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 def dump_yaml(data: Any, dumper=None) -> str:
-    import yaml
-
     return yaml.dump(data, Dumper=dumper or _yaml_dumper(), sort_keys=True, default_flow_style=False,
                      allow_unicode=True, width=100)
 
@@ -41,8 +39,6 @@ def dump_yaml(data: Any, dumper=None) -> str:
 def load_yaml(text: str) -> Any:
     """Parse one YAML document safely, with libyaml's parser when present (about ten times faster
     than the pure-Python one; the library's files are read on every `arenac check`)."""
-    import yaml
-
     return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 

@@ -18,6 +18,7 @@ from arenac.diagnostics import Collector
 from arenac.lower.task import LoweredTask
 from arenac.model.actions import AdminAction, KubectlAction, RedisAction, SqlAction, Target, ValuesAction
 from arenac.model.gates import ChangesOnly, Guard, Protect, SurvivesRestart
+from arenac.model.substrate import Substrate
 from arenac.model.task import PrunedCell, Variant
 from arenac.units import format_seconds
 
@@ -30,21 +31,21 @@ def check_task(lowered: LoweredTask, errors: Collector) -> None:
         latest = fault.onset.latest_start_s
         if latest >= spec.window_s:
             errors.error("E0501", f"fault '{fault.name}' fires at {format_seconds(latest)}, after the agent window "
-                         f"of {format_seconds(spec.window_s)} has ended", spans[f"onset:{fault.name}"],
+                         f"of {format_seconds(spec.window_s)} has ended", spans.onsets[fault.name],
                          "move the onset earlier or lengthen `window`")
         if fault.recur_after_declare_s is not None and fault.recur_after_declare_s >= spec.soak_s:
             errors.error("E0501", f"fault '{fault.name}' recurs {format_seconds(fault.recur_after_declare_s)} after "
                          f"the declaration, after the soak of {format_seconds(spec.soak_s)} has ended",
-                         spans[f"recur:{fault.name}"], "shorten the delay or lengthen `soak`")
+                         spans.recurs[fault.name], "shorten the delay or lengthen `soak`")
     if not any(isinstance(check, ChangesOnly) for check in spec.gates.safety):
         for fault in (f for f in spec.faults if f.decoy):
             errors.error("E0510", f"decoy '{fault.name}' needs a `changes only` in the safety gate, or an agent "
-                         "that fixes it goes unnoticed", spans[f"fault:{fault.name}"],
+                         "that fixes it goes unnoticed", spans.faults[fault.name],
                          "add `changes only` naming what the real repair changes")
     cycle = spec.load.cycle_s
     if spec.soak_s < cycle:
         errors.error("E0502", f"the soak ({format_seconds(spec.soak_s)}) is shorter than one load cycle "
-                     f"({format_seconds(cycle)} in '{spec.load.name}')", spans.get("soak", spans["task"]),
+                     f"({format_seconds(cycle)} in '{spec.load.name}')", spans.settings.get("soak", spans.task),
                      f"set `soak = {format_seconds(cycle)}` or more")
 
 
@@ -54,7 +55,7 @@ def check_matrix(lowered: LoweredTask, built: int, pruned: Sequence[PrunedCell],
     if not built and pruned:
         reasons = sorted({cell.reason for cell in pruned})
         errors.error("E0403", f"no variant of task '{spec.name}' can be built: {reasons[0]}",
-                     spans.get(f"access:{spec.access[0].name}", spans["task"]) if spec.access else spans["task"],
+                     spans.access.get(spec.access[0].name, spans.task) if spec.access else spans.task,
                      "; ".join(reasons[1:3]) or "grant the access the repair needs, or pick another layer")
 
 
@@ -66,15 +67,15 @@ def check_variant(lowered: LoweredTask, variant: Variant, errors: Collector) -> 
     permitted = [t for check in safety if isinstance(check, ChangesOnly) for t in check.targets]
     has_scope = any(isinstance(check, ChangesOnly) for check in safety)
     reported: set[str] = set()
-    oracle = "the oracle" if "oracle" in spans else "the default oracle"  # no `oracle { }`: see lower/task.py
+    oracle = "the oracle" if spans.oracle is not None else "the default oracle"  # no `oracle { }`: see lower/task.py
     for fault in variant.faults:
         if fault.decoy:
             if has_scope:
-                _check_decoy(fault, permitted, spans.get(f"fault:{fault.name}", spans["task"]), where, errors)
+                _check_decoy(fault, permitted, spans.faults.get(fault.name, spans.task), where, errors)
             continue
         if not fault.repair:
             continue
-        span = spans.get(f"repair:{fault.name}", spans["task"])
+        span = spans.repairs.get(fault.name, spans.task)
         for touched in fault.touches:
             for _, target in protected:
                 if target.covers(touched) or touched.covers(target):
@@ -91,7 +92,7 @@ def check_variant(lowered: LoweredTask, variant: Variant, errors: Collector) -> 
                                  f"`changes only` does not permit{where}", span,
                                  f"add {_spelled(touched)} to `changes only`")
     _check_durability(lowered, variant, where, errors)
-    end_state = oracle_end_state(variant)
+    end_state = oracle_end_state(variant, lowered.substrate)
     for index, check in enumerate(safety):
         if isinstance(check, Guard) and check.target.kind == "config":
             value = end_state.get(check.target.ref)
@@ -99,7 +100,7 @@ def check_variant(lowered: LoweredTask, variant: Variant, errors: Collector) -> 
                 continue
             if not _holds(value, check.op, check.value):
                 errors.error("E0508", f"guard `{check.text}` fails in {oracle}'s end state "
-                             f"({check.target} = {value}){where}", spans.get(f"safety:{index}", spans["task"]))
+                             f"({check.target} = {value}){where}", spans.safety.get(index, spans.task))
 
 
 # the datastore an action of this kind acts on (a kubectl action names its service itself)
@@ -113,15 +114,12 @@ def _check_durability(lowered: LoweredTask, variant: Variant, where: str, errors
     one, so a `survives restart` that leaves the datastore out is an error (E0513) rather than a
     unit the compiler adds silently: restarting a datastore has a cost the author should see in the
     gate (Redis loses its queue and inboxes), and the gate then does what it says."""
-    from arenac.catalog import load_library
-
     spec, spans = lowered.spec, lowered.spans
     restarts = [(i, c) for i, c in enumerate(spec.gates.safety) if isinstance(c, SurvivesRestart)]
     if not restarts:
         return  # the task does not ask for durability
     restarted = {s for _, check in restarts for s in check.services}
-    substrate = load_library().substrates[spec.substrate].descriptor
-    volatile = {s.name for s in substrate.services if s.volatile}
+    volatile = {s.name for s in lowered.substrate.services if s.volatile}
     index, first = restarts[0]
     for fault in variant.faults:
         if fault.decoy:
@@ -131,7 +129,7 @@ def _check_durability(lowered: LoweredTask, variant: Variant, where: str, errors
         for store in stores:
             errors.error("E0513", f"`survives restart({', '.join(first.services)})` cannot prove that a repair of "
                          f"'{fault.name}' is durable: it acts on {store}, whose run-time changes only a restart of "
-                         f"{store} undoes{where}", spans.get(f"safety:{index}", spans["task"]),
+                         f"{store} undoes{where}", spans.safety.get(index, spans.task),
                          f"restart {store} too: `survives restart({', '.join((*first.services, store))})`")
 
 
@@ -143,11 +141,8 @@ def _check_decoy(fault, permitted, span, where: str, errors: Collector) -> None:
                      f"an agent that does it goes unnoticed{where}", span, f"leave {covered[0]} out of `changes only`")
 
 
-def oracle_end_state(variant: Variant) -> dict[str, str]:
+def oracle_end_state(variant: Variant, substrate: Substrate) -> dict[str, str]:
     """Config values (`service.KEY`) after injection and the oracle's repairs."""
-    from arenac.catalog import load_library
-
-    substrate = load_library().substrates[variant.spec.substrate].descriptor
     state = {f"{s.name}.{k}": v for s in substrate.services for k, v in s.config.items()}
     for fault in variant.faults:
         for action in fault.inject:

@@ -23,14 +23,18 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-from arenac.catalog import Library
-from arenac.diagnostics import Collector
-from arenac.faults import instantiate, touched_targets
+from arenac.channels import bind
+from arenac.diagnostics import Collector, DiagnosticError
+from arenac.faults import instantiate
 from arenac.lower.exprs import ExprContext, lower_predicate
 from arenac.model.access import AccessSurface
-from arenac.model.gates import SurvivesRetrigger
+from arenac.model.actions import touched_targets
+from arenac.model.gates import Predicate, SurvivesRetrigger
+from arenac.model.library import Library, SubstrateEntry
+from arenac.model.substrate import Substrate
 from arenac.model.task import BoundAction, ConcreteFault, PrunedCell, TaskSpec, Variant
-from arenac.channels import bind
+from arenac.source import SourceFile
+from arenac.syntax.parser import parse_comparison
 from arenac.units import parse_quantity
 
 
@@ -104,7 +108,7 @@ def built(spec: TaskSpec, library: Library) -> Iterator[Variant]:
             yield cell
 
 
-def _variant(spec: TaskSpec, coordinates: dict[str, str], entry, errors: Collector) -> Variant:
+def _variant(spec: TaskSpec, coordinates: dict[str, str], entry: SubstrateEntry, errors: Collector) -> Variant:
     substrate = entry.descriptor
     surface: AccessSurface = next(s for s in spec.access if s.name == coordinates["access"])
     retriggered = {f for check in spec.gates.safety if isinstance(check, SurvivesRetrigger) for f in check.faults}
@@ -141,12 +145,8 @@ def _variant(spec: TaskSpec, coordinates: dict[str, str], entry, errors: Collect
                    faults=tuple(faults), access=surface)
 
 
-def _manifest(text: str, template: str, spec: TaskSpec, substrate, errors: Collector):
+def _manifest(text: str, template: str, spec: TaskSpec, substrate: Substrate, errors: Collector) -> Predicate:
     """Parse a template's manifestation predicate with the language's own grammar."""
-    from arenac.diagnostics import DiagnosticError
-    from arenac.source import SourceFile
-    from arenac.syntax.parser import parse_comparison
-
     phases = tuple(p.name for p in spec.load.phases)
     local = Collector()
     try:

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from arenac.pipeline import Compilation
 
 
 @dataclass(frozen=True)
@@ -17,7 +21,7 @@ class MatrixRow:
                 "status": "pruned" if self.variant is None else "built", "reason": self.reason}
 
 
-def matrix_rows(compilation) -> list[MatrixRow]:
+def matrix_rows(compilation: Compilation) -> list[MatrixRow]:
     rows = []
     for task in compilation.tasks:
         for variant in task.variants:

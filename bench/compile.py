@@ -27,9 +27,8 @@ OUT_PARENT.mkdir(exist_ok=True)
 
 
 def per_variant_cost() -> None:
-    from arenac.build import build, render_variant
-    from arenac.catalog import load_library
-    from arenac.pipeline import compile_paths
+    from arenac.lower.library import load_library
+    from arenac.pipeline import compile_paths, render_variant, write_bundles
     from arenac.variants import built
 
     compilation = compile_paths(["tasks"])
@@ -38,7 +37,7 @@ def per_variant_cost() -> None:
     with tempfile.TemporaryDirectory(dir=OUT_PARENT, prefix=".bench-") as out:
         for _ in range(5):
             start = time.perf_counter()
-            build(compilation, Path(out))
+            write_bundles(compilation, Path(out))
             timings.append(time.perf_counter() - start)
     best = min(timings)
     library = load_library()
@@ -50,7 +49,7 @@ def per_variant_cost() -> None:
         rebuild += time.perf_counter() - start
         start = time.perf_counter()
         for variant in realised:
-            render_variant(variant, library.substrates[spec.substrate], compilation.sources[spec.source].text)
+            render_variant(variant, library, compilation.sources[spec.source].text)
         render_only += time.perf_counter() - start
     print(f"tasks/: {len(compilation.tasks)} tasks, {variants} variants")
     print(f"rebuild each variant from its checked spec: {rebuild * 1000 / variants:.2f} ms per variant")
@@ -102,11 +101,10 @@ def compile_and_build_traced(sizes: int) -> None:
     """In a fresh process: compile a synthetic matrix and write its bundles, the way
     `arenac compile` does, with tracemalloc on from the start; print variants, seconds and
     the traced peak in bytes."""
-    from arenac.catalog import load_library
+    from arenac.lower.library import load_library
 
     load_library()  # the library is read once per process whatever the matrix: not counted
-    from arenac.build import build
-    from arenac.pipeline import compile_sources
+    from arenac.pipeline import compile_sources, write_bundles
     from arenac.source import SourceFile
 
     text = synthetic_text(sizes)
@@ -114,7 +112,7 @@ def compile_and_build_traced(sizes: int) -> None:
     with tempfile.TemporaryDirectory(dir=OUT_PARENT, prefix=".bench-") as out:
         start = time.perf_counter()
         compilation = compile_sources({"synthetic.arena": SourceFile("synthetic.arena", text)})
-        written = build(compilation, Path(out))
+        written = write_bundles(compilation, Path(out))
         elapsed = time.perf_counter() - start
     peak = tracemalloc.get_traced_memory()[1]
     print(len(written), elapsed, peak)

@@ -23,8 +23,7 @@ SCALE = 0.1
 
 
 def main() -> None:
-    from arenac.build import build
-    from arenac.pipeline import compile_paths
+    from arenac.pipeline import compile_paths, write_bundles
     from arenac.runner.bundle import open_bundle
     from arenac.runner.episode import EpisodeOptions, run_episode
     from arenac.runner.local_config import spine_spec
@@ -33,7 +32,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="arenac-bench-") as scratch:
         scratch = Path(scratch)
-        written = build(compile_paths(["tasks/revoked-grant.arena"]), scratch / "bundles")
+        written = write_bundles(compile_paths(["tasks/revoked-grant.arena"]), scratch / "bundles")
         bundle = open_bundle(next(w.path for w in written if w.variant.endswith("3ce10b0d")))
 
         provisioning = []

@@ -23,8 +23,7 @@ from pathlib import Path
 
 import psutil
 
-from arenac.build import build
-from arenac.pipeline import compile_paths
+from arenac.pipeline import compile_paths, write_bundles
 from arenac.runner.bundle import open_bundle
 from arenac.runner.cli import _Launcher
 from arenac.runner.episode import EpisodeOptions
@@ -56,7 +55,7 @@ def main() -> int:
     if base_dir() is None:
         print("note: no cgroup v2 here: episodes are bound by records only", file=sys.stderr)
     with tempfile.TemporaryDirectory(prefix="arenac-leaks-") as work:
-        bundle = open_bundle(build(compile_paths(["tasks/revoked-grant.arena"]), Path(work) / "b")[0].path)
+        bundle = open_bundle(write_bundles(compile_paths(["tasks/revoked-grant.arena"]), Path(work) / "b")[0].path)
         launcher = _Launcher()
         stop = threading.Event()
         statuses: Counter[str] = Counter()

@@ -14,8 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from arenac.build import build
-from arenac.pipeline import compile_paths
+from arenac.pipeline import compile_paths, write_bundles
 from arenac.runner.fault_suite import all_cells, markdown, run_cell
 
 
@@ -25,7 +24,7 @@ def main() -> int:
     parser.add_argument("--only", help="cells of this part only")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="arenac-faults-") as work:
-        bundle = build(compile_paths(["tasks/revoked-grant.arena"]), Path(work) / "bundles")[0].path
+        bundle = write_bundles(compile_paths(["tasks/revoked-grant.arena"]), Path(work) / "bundles")[0].path
         results = []
         for cell in all_cells():
             if args.only and cell.part != args.only:

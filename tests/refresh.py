@@ -28,10 +28,9 @@ def check_output(spec: Path) -> str:
 
 
 def golden_bundle(case: Path, out: Path) -> None:
-    from arenac.build import build
-    from arenac.pipeline import compile_paths
+    from arenac.pipeline import compile_paths, write_bundles
 
-    build(compile_paths([(case / "spec.arena").relative_to(ROOT).as_posix()]), out)
+    write_bundles(compile_paths([(case / "spec.arena").relative_to(ROOT).as_posix()]), out)
 
 
 def main() -> int:

@@ -8,8 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from arenac.build import build
-from arenac.pipeline import compile_paths
+from arenac.pipeline import compile_paths, write_bundles
 from helpers import ROOT, task_paths
 
 
@@ -19,8 +18,8 @@ def tree(root: Path) -> dict[str, tuple[bytes, int]]:
 
 
 def test_compiling_twice_gives_identical_trees(tmp_path):
-    build(compile_paths(task_paths()), tmp_path / "a")
-    build(compile_paths(task_paths()), tmp_path / "b")
+    write_bundles(compile_paths(task_paths()), tmp_path / "a")
+    write_bundles(compile_paths(task_paths()), tmp_path / "b")
     first, second = tree(tmp_path / "a"), tree(tmp_path / "b")
     assert first and first == second
 
@@ -51,7 +50,7 @@ def test_the_same_spec_compiled_from_anywhere_gives_the_same_bundle(tmp_path):
 
 def test_no_absolute_paths_or_timestamps(tmp_path):
     out = tmp_path / "build"
-    build(compile_paths(task_paths()), out)
+    write_bundles(compile_paths(task_paths()), out)
     forbidden = [str(tmp_path), str(ROOT), "/root/", "/home/", "/tmp/"]
     timestamp = re.compile(rb"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
     for path, (data, _) in tree(out).items():
@@ -68,7 +67,7 @@ def test_libyaml_and_pure_python_emitters_agree(tmp_path):
 
     from arenac.serialize import dump_yaml
 
-    build(compile_paths(task_paths()), tmp_path)
+    write_bundles(compile_paths(task_paths()), tmp_path)
     documents = [yaml.safe_load(p.read_text()) for p in sorted(tmp_path.rglob("*.yaml"))
                  if "/templates/" not in p.as_posix()]
     assert len(documents) > 20

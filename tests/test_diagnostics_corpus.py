@@ -147,14 +147,14 @@ def test_a_construct_the_transformer_cannot_read_is_reported_not_raised(monkeypa
 @pytest.fixture
 def scratch_library(tmp_path, monkeypatch):
     """A copy of the library that the compiler loads instead of the real one."""
-    from arenac import catalog
+    from arenac.lower import library
 
     root = tmp_path / "library"
-    shutil.copytree(catalog.library_root(), root, ignore=shutil.ignore_patterns("__pycache__", "chart"))
-    monkeypatch.setattr(catalog, "library_root", lambda: root)
-    catalog.load_library.cache_clear()
+    shutil.copytree(library.library_root(), root, ignore=shutil.ignore_patterns("__pycache__", "chart"))
+    monkeypatch.setattr(library, "library_root", lambda: root)
+    library.clear_library_cache()
     yield root
-    catalog.load_library.cache_clear()
+    library.clear_library_cache()
 
 
 def test_a_broken_library_file_is_reported_with_its_path(scratch_library):

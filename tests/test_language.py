@@ -50,7 +50,7 @@ def compile_text(text: str, name: str = "t.arena"):
 
 
 def built_variants(task):
-    from arenac.catalog import load_library
+    from arenac.lower.library import load_library
     from arenac.variants import built
 
     return built(task.lowered.spec, load_library())
@@ -166,7 +166,7 @@ DECOY_DECL = "  decoy noise = spine.strict_read(service: channel, hold: 5ms) {\n
 
 
 def test_a_decoy_is_injected_but_never_repaired_or_awaited():
-    from arenac.catalog import load_library
+    from arenac.lower.library import load_library
     from arenac.render.plan import build_plan
 
     text = spec(access="confined").replace("  gate outcome {", DECOY_DECL + "  gate outcome {")
@@ -174,7 +174,7 @@ def test_a_decoy_is_injected_but_never_repaired_or_awaited():
     noise = next(f for f in variant.faults if f.name == "noise")
     assert noise.decoy and noise.repair == () and noise.inject
     assert variant.coordinates["noise.layer"] == "runtime"
-    plan = build_plan(variant, load_library().substrates["spine"])
+    plan = build_plan(variant, load_library().substrates["spine"].descriptor)
     assert [(f.name, f.decoy) for f in plan.faults] == [("pool", False), ("noise", True)]
 
 
@@ -338,15 +338,15 @@ def test_a_one_line_gate_parses_as_the_block_with_one_use():
 def test_one_line_gates_and_the_default_oracle_lower_identically(other, tmp_path):
     """Same IR, so the same variant ids, pruned cells and bundles (but for the manifest's record
     of the spec's own bytes)."""
-    from arenac.build import build
+    from arenac.pipeline import write_bundles
     from test_determinism import tree
 
     short, long = compile_text(MINIMAL, "spec.arena"), compile_text(other, "spec.arena")
     assert short.tasks[0].lowered.spec == long.tasks[0].lowered.spec
     assert short.tasks[0].variants == long.tasks[0].variants and len(short.tasks[0].variants) == 1
     assert short.tasks[0].pruned == long.tasks[0].pruned and len(short.tasks[0].pruned) == 1
-    build(short, tmp_path / "short")
-    build(long, tmp_path / "long")
+    write_bundles(short, tmp_path / "short")
+    write_bundles(long, tmp_path / "long")
     first, second = tree(tmp_path / "short"), tree(tmp_path / "long")
     assert set(first) == set(second) and len(first) > 20
     for path in first:

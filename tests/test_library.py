@@ -7,8 +7,8 @@ import shutil
 import pytest
 import yaml
 
-from arenac.catalog import library_root, load_library
 from arenac.diagnostics import DiagnosticError
+from arenac.lower.library import library_root, load_library
 
 
 def copy_library(tmp_path):

@@ -117,14 +117,14 @@ def test_a_restart_that_leaves_out_redis_cannot_prove_a_redis_repair_durable(lay
 @pytest.mark.parametrize("layer", ["config", "runtime"])
 @pytest.mark.parametrize("restart", ["survives restart(fanout, redis)", "survives restart(redis)"])
 def test_restarting_redis_proves_it_and_is_planned(layer, restart):
-    from arenac.catalog import load_library
+    from arenac.lower.library import load_library
     from arenac.render.plan import build_plan
     from arenac.variants import built
 
     (task,) = compile_text(REDIS.replace("LAYER", layer).replace("RESTART", restart)).tasks
     library = load_library()
     (variant,) = built(task.lowered.spec, library)
-    plan = build_plan(variant, library.substrates["spine"])
+    plan = build_plan(variant, library.substrates["spine"].descriptor)
     assert "redis" in plan.challenges.restart
 
 

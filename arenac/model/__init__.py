@@ -1,1 +1,2 @@
-"""Typed models shared between phases (pydantic). Models import nothing but basics."""
+"""Typed models shared between phases: pydantic models, and plain dataclasses for the loaded library.
+Models import nothing but basics (pydantic and the core: source positions)."""

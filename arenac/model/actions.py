@@ -10,6 +10,7 @@ generated `solve.sh` carry the action out through that channel.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Annotated, Literal, Union
 
 from pydantic import Field
@@ -96,3 +97,25 @@ Action = Annotated[
     Union[ValuesAction, KubectlAction, AdminAction, SqlAction, RedisAction, SendBurstAction],
     Field(discriminator="kind"),
 ]
+
+
+def touched_targets(actions: Iterable[Action]) -> tuple[Target, ...]:
+    """What a list of actions (a repair, or an injection) changes, in safety-gate vocabulary:
+    sorted, each target once. The compiler records it per fault; the runner logs it for every
+    harness action taken while the agent works."""
+    found: list[Target] = []
+    for action in actions:
+        if isinstance(action, KubectlAction):
+            if action.verb == "patch_configmap":
+                found += [Target(kind="config", ref=f"{action.service}.{key}") for key in action.data]
+            elif action.verb == "set_image":
+                found.append(Target(kind="release", ref=action.service))
+        elif isinstance(action, AdminAction):
+            if action.path == "/admin/config":
+                found += [Target(kind="config", ref=f"{action.service}.{key}") for key in action.body]
+            elif action.path == "/admin/event":
+                found.append(Target(kind="event", ref=f"{action.service}.{action.body.get('name')}"))
+        elif isinstance(action, (SqlAction, RedisAction)):
+            found += list(action.touches)
+    unique: dict[str, Target] = {str(t): t for t in found}
+    return tuple(unique[k] for k in sorted(unique))

@@ -1,13 +1,23 @@
-"""Library definitions other than the substrate: fault templates and load profiles."""
+"""The standard library as data: fault templates, load profiles, and each substrate's entry.
+
+Contract: everything here is plain typed data, free of syntax. `arenac.lower.library` reads
+and lowers the library's files into a `Library`; every later phase (expansion, checks,
+rendering, writing) and the substrate tooling read it from here.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, field_validator
 
+from arenac.model.access import AccessSurface
 from arenac.model.actions import HARNESS_ONLY, Action, Target
 from arenac.model.base import Model
+from arenac.model.substrate import Substrate
+from arenac.source import SourceFile
 
 Layer = Literal["config", "runtime", "image"]
 LAYERS: tuple[str, ...] = ("config", "runtime", "image")
@@ -66,3 +76,33 @@ class LoadProfile(Model):
     @property
     def cycle_s(self) -> float:
         return sum(p.duration_s for p in self.phases)
+
+
+@dataclass(frozen=True)
+class SubstrateEntry:
+    """One substrate of the library: its descriptor, its folder, its fault templates, and the
+    access surfaces and load profiles its modules define (already lowered)."""
+
+    descriptor: Substrate
+    directory: Path
+    faults: dict[str, FaultTemplate]
+    access: dict[str, AccessSurface]
+    loads: dict[str, LoadProfile]
+
+    @property
+    def chart_dir(self) -> Path:
+        return self.directory / self.descriptor.chart
+
+
+@dataclass(frozen=True)
+class Library:
+    """The loaded library: its substrates by name, and the text of its .arena modules (for
+    diagnostics that point into the library)."""
+
+    root: Path
+    substrates: dict[str, SubstrateEntry]
+    sources: dict[str, SourceFile]
+
+    def relative(self, path: Path) -> str:
+        """How artefacts and messages name a library file: `library/...`, never an absolute path."""
+        return "library/" + path.relative_to(self.root).as_posix()

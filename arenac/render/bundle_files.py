@@ -1,8 +1,14 @@
-"""All files of one variant's bundle, in memory: `{relative path: text or bytes}`."""
+"""All files of one variant's bundle, in memory: `{relative path: text or bytes}`.
+
+Contract: rendering sees only the variant, its substrate's descriptor and the substrate's chart
+directory (vendored byte for byte); never syntax, the library loader or the lowering.
+"""
 
 from __future__ import annotations
 
-from arenac.catalog import SubstrateEntry
+from pathlib import Path
+
+from arenac.model.substrate import Substrate
 from arenac.model.task import Variant
 from arenac.render.chart import chart_files
 from arenac.render.oracle import expectations, solve_script
@@ -14,12 +20,12 @@ from arenac.serialize import dump_json, dump_yaml, model_data
 EXECUTABLES = frozenset({"oracle/solve.sh", "verifier/verify.py"})
 
 
-def bundle_files(variant: Variant, entry: SubstrateEntry) -> dict[str, str | bytes]:
+def bundle_files(variant: Variant, substrate: Substrate, chart_dir: Path) -> dict[str, str | bytes]:
     files: dict[str, str | bytes] = {}
-    files.update(chart_files(variant, entry))
+    files.update(chart_files(variant, substrate, chart_dir))
     for obj in rbac_objects(variant.access, variant.task, variant.id):
         files[f"rbac/{obj['kind'].lower()}.yaml"] = dump_yaml(obj)
-    plan = build_plan(variant, entry)
+    plan = build_plan(variant, substrate)
     files["plan.json"] = dump_json(model_data(plan))
     files["verifier/gates.json"] = dump_json({
         "task": variant.task,
@@ -29,7 +35,7 @@ def bundle_files(variant: Variant, entry: SubstrateEntry) -> dict[str, str | byt
         "baseline": f"{variant.spec.substrate}/{variant.spec.load.name}",
     })
     files["verifier/verify.py"] = render_text("verify.py.j2", task=variant.task, variant=variant.id)
-    files["oracle/solve.sh"] = solve_script(variant, entry)
+    files["oracle/solve.sh"] = solve_script(variant, substrate)
     files["oracle/expectations.json"] = dump_json(expectations(variant))
     files["instruction.md"] = render_text(
         "instruction.md.j2", title=variant.spec.title, instruction=variant.spec.instruction,

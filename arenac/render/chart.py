@@ -13,8 +13,10 @@ import functools
 from importlib import resources
 from pathlib import Path
 
-from arenac.catalog import SubstrateEntry
+import yaml
+
 from arenac.model.actions import ValuesAction
+from arenac.model.substrate import Substrate
 from arenac.model.task import Variant
 from arenac.serialize import dump_yaml
 
@@ -37,10 +39,9 @@ def _set_path(tree: dict, path: list[str], value) -> None:
     tree[path[-1]] = value
 
 
-def chart_files(variant: Variant, entry: SubstrateEntry) -> dict[str, str | bytes]:
-    substrate = entry.descriptor
+def chart_files(variant: Variant, substrate: Substrate, chart_dir: Path) -> dict[str, str | bytes]:
     files: dict[str, str | bytes] = {}
-    vendored = _vendored_chart(entry.chart_dir)
+    vendored = _vendored_chart(chart_dir)
     sub_version = _chart_version(vendored.get("Chart.yaml", b""))
     files["chart/Chart.yaml"] = dump_yaml({
         "apiVersion": "v2",
@@ -99,7 +100,5 @@ def _vendored_chart(chart_dir: Path) -> dict[str, bytes]:
 
 @functools.lru_cache(maxsize=8)
 def _chart_version(chart_yaml: bytes) -> str:
-    import yaml
-
     data = yaml.safe_load(chart_yaml.decode("utf-8")) if chart_yaml else None
     return str((data or {}).get("version", "0.1.0"))

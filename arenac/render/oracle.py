@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 import shlex
 
-from arenac.catalog import SubstrateEntry
 from arenac.model.actions import AdminAction, KubectlAction, RedisAction, SqlAction
+from arenac.model.substrate import Substrate
 from arenac.model.task import BoundAction, Variant
 from arenac.render.text import render_text
 from arenac.units import format_seconds
@@ -21,9 +21,8 @@ def _q(*words: str) -> str:
     return " ".join(shlex.quote(w) for w in words)
 
 
-def command(bound: BoundAction, entry: SubstrateEntry) -> str:
+def command(bound: BoundAction, substrate: Substrate) -> str:
     action, channel = bound.action, bound.channel.name
-    substrate = entry.descriptor
     if isinstance(action, KubectlAction):
         service = substrate.service(action.service)
         kind = "statefulset" if service and service.workload_kind == "StatefulSet" else "deployment"
@@ -61,14 +60,14 @@ def command(bound: BoundAction, entry: SubstrateEntry) -> str:
     raise TypeError(f"cannot render {action!r}")
 
 
-def solve_script(variant: Variant, entry: SubstrateEntry) -> str:
+def solve_script(variant: Variant, substrate: Substrate) -> str:
     faults = {f.name: f for f in variant.faults}
     steps = []
     for step in variant.spec.oracle:
         if step.kind == "repair":
             fault = faults[step.target]
             steps.append({"comment": f"repair {fault.name}: {fault.summary} ({fault.layer} layer)",
-                          "commands": [command(b, entry) for b in fault.repair]})
+                          "commands": [command(b, substrate) for b in fault.repair]})
         elif step.kind == "wait_until":
             steps.append({"comment": f"wait until healthy, at most {format_seconds(step.duration_s)}",
                           "commands": [_q("wait-until-healthy", "--timeout", format_seconds(step.duration_s))]})

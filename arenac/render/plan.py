@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from arenac.catalog import SubstrateEntry
 from arenac.model.actions import ValuesAction
 from arenac.model.gates import Protect, SurvivesRestart, SurvivesRetrigger
 from arenac.model.plan import Challenges, Plan, PlannedFault, SnapshotSpec, Timeline
+from arenac.model.substrate import Substrate
 from arenac.model.task import Variant
 
 
-def build_plan(variant: Variant, entry: SubstrateEntry) -> Plan:
+def build_plan(variant: Variant, substrate: Substrate) -> Plan:
     spec = variant.spec
-    substrate = entry.descriptor
     safety = spec.gates.safety
     restart = tuple(s for check in safety if isinstance(check, SurvivesRestart) for s in check.services)
     retrigger = tuple(f for check in safety if isinstance(check, SurvivesRetrigger) for f in check.faults)

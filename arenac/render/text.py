@@ -7,7 +7,7 @@ import functools
 
 @functools.lru_cache(maxsize=1)
 def environment():
-    import jinja2
+    import jinja2  # lazily: `arenac check` never renders, and Jinja is the slowest import of a compile
 
     return jinja2.Environment(
         loader=jinja2.PackageLoader("arenac", "templates"),

@@ -15,6 +15,7 @@ import yaml
 from arenac.broker.cluster import LocalCluster
 from arenac.broker.server import ActionLog, Broker
 from arenac.broker.tools import ToolBox
+from arenac.sandbox import AGENT_RUN
 
 
 @dataclass
@@ -25,8 +26,6 @@ class AgentAccess:
     @classmethod
     def start(cls, bundle, stack, scratch: Path, log, on_declare, sandboxed: bool = False) -> "AgentAccess":
         """`sandboxed`: the agent reaches the broker's socket where its sandbox mounts it."""
-        from arenac.sandbox import AGENT_RUN
-
         plan = bundle.plan
         rbac = [yaml.safe_load(data.decode("utf-8")) for data in bundle.rbac_bytes]  # as pinned at opening
         cluster = LocalCluster(stack)

@@ -12,8 +12,11 @@ process group and `freeze` kills the group and sweeps its user's processes until
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
 import pwd
+import select
 import shlex
 import shutil
 import signal
@@ -22,6 +25,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import psutil
+
+from arenac.runner import adversaries
 from arenac.sandbox import (
     AGENT_HOME,
     AGENT_PATH,
@@ -53,8 +59,6 @@ class AgentSpec:
         if text.startswith("cmd:"):
             return cls("cmd", text[4:])
         if text.startswith("adversary:"):  # the built-in adversarial suite (raises naming the strategies)
-            from arenac.runner import adversaries
-
             command, files = adversaries.resolve(text[len("adversary:"):], solve_script)
             return cls(text, command, files)
         raise ValueError(f"unknown agent {text!r}: use oracle, noop, adversary:NAME or cmd:\"...\"")
@@ -86,8 +90,6 @@ def claim_agent_account(lock_dir: Path):
     """An agent user no other live episode holds, with the lock that holds it (keep it open for
     the episode's lifetime). Freezing sweeps every process of the user, so two episodes must
     never share one. Returns (account or None, lock file or None)."""
-    import fcntl
-
     if os.geteuid() != 0:
         return None, None
     lock_dir.mkdir(parents=True, exist_ok=True)
@@ -187,8 +189,6 @@ class AgentProcess:
         return FreezeRecord("killpg", stopped, tuple(self._user_pids()))
 
     def _user_pids(self) -> list[int]:
-        import psutil
-
         if self.account is None:
             return []
         pids = []
@@ -199,8 +199,6 @@ class AgentProcess:
         return pids
 
     def _sweep_user(self) -> int:
-        import psutil
-
         killed = 0
         for pid in self._user_pids():
             try:
@@ -285,9 +283,6 @@ def _start_sandboxed(spec: AgentSpec, launch: AgentLaunch, kwargs: dict) -> Agen
 
 def _read_init_pid(fd: int, process: subprocess.Popen, timeout: float = 20.0) -> int | None:
     """bwrap writes {"child-pid": N} on its info fd once the namespace exists, then closes it."""
-    import json
-    import select
-
     data = b""
     deadline = time.monotonic() + timeout
     try:

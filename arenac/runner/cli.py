@@ -10,7 +10,21 @@ import sys
 import threading
 from pathlib import Path
 
+from rich.console import Console
+from rich.table import Table
+
+from arenac.runner import adversaries
+from arenac.runner.agents import AgentSpec, agent_account
 from arenac.runner.bundle import BundleRefused, open_bundle
+from arenac.runner.episode import EpisodeOptions
+from arenac.runner.capacity import jobs_warning, measure_capacity
+from arenac.runner.lifetime import RunnerCgroups, reap_dead_runners
+from arenac.runner.preflight import command_problem
+from arenac.runner.progress import Progress
+from arenac.runner.qualify import qualify
+from arenac.runner.state import StateDir
+from arenac.runner.worker import run_in_worker
+from arenac.sandbox import SandboxUnavailable, probe
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_REFUSED = 0, 1, 2, 3
 
@@ -28,9 +42,6 @@ def _stop_on_signals() -> threading.Event:
 
 
 def _reap() -> None:
-    from arenac.runner.lifetime import reap_dead_runners
-    from arenac.runner.state import StateDir
-
     for line in reap_dead_runners() + StateDir.default().reap():
         print(f"arenac: reaped what an earlier runner left: {line}", file=sys.stderr)
 
@@ -40,20 +51,13 @@ class _Launcher:
     bound by records only where no cgroup can be had (the timeline says which)."""
 
     def __init__(self) -> None:
-        from arenac.runner.lifetime import RunnerCgroups
-        from arenac.runner.state import StateDir
-
         self.cgroups, self.reason = RunnerCgroups.open(StateDir.default().root)
 
     def __call__(self, bundle, options, stop):
-        from arenac.runner.worker import run_in_worker
-
         return run_in_worker(bundle.directory, options, stop, self.cgroups, self.reason)
 
 
 def _warn_isolation() -> None:
-    from arenac.runner.agents import agent_account
-
     if agent_account() is None:
         print("arenac: warning: not running as root, so the agent runs as this user: isolation from the "
               "run directory and the harness is reduced", file=sys.stderr)
@@ -61,8 +65,6 @@ def _warn_isolation() -> None:
 
 def _check_sandbox(isolation) -> bool:
     """A sandbox asked for by name that cannot be had is a refusal; `auto` without one warns."""
-    from arenac.sandbox import SandboxUnavailable, probe
-
     try:
         choice = probe(isolation.sandbox)
     except SandboxUnavailable as error:
@@ -93,9 +95,7 @@ def _prepare(bundle_dirs: list[str], isolation):
 
 def warn_capacity(jobs: int, out: Path) -> None:
     """One line on stderr when `jobs` episodes side by side exceed what a short calibration says
-    this machine holds (headroom.py); never a refusal."""
-    from arenac.runner.capacity import jobs_warning, measure_capacity
-
+    this machine holds (capacity.py); never a refusal."""
     warning = jobs_warning(jobs, measure_capacity(out))
     if warning:
         print(warning, file=sys.stderr)
@@ -104,9 +104,6 @@ def warn_capacity(jobs: int, out: Path) -> None:
 def check_agent(agent: str) -> str | None:
     """Why AGENT names no agent, or a `cmd:` agent whose program cannot start (preflight.py),
     checked before anything starts; or None."""
-    from arenac.runner.agents import AgentSpec
-    from arenac.runner.preflight import command_problem
-
     try:
         spec = AgentSpec.parse(agent, Path("solve.sh"))
     except ValueError as error:
@@ -115,8 +112,6 @@ def check_agent(agent: str) -> str | None:
 
 
 def check_strategies(names: list[str]) -> str | None:
-    from arenac.runner import adversaries
-
     for name in names:
         try:
             adversaries.resolve(name, Path("solve.sh"))
@@ -126,9 +121,6 @@ def check_strategies(names: list[str]) -> str | None:
 
 
 def run_command(bundle_dir: str, agent: str, time_scale: float, out: str | None, healthy: bool, isolation) -> int:
-    from arenac.runner.episode import EpisodeOptions
-    from arenac.runner.progress import Progress
-
     problem = check_agent(agent)
     if problem:
         print(f"arenac: {problem}", file=sys.stderr)
@@ -150,8 +142,6 @@ def run_command(bundle_dir: str, agent: str, time_scale: float, out: str | None,
 
 def qualify_command(bundle_dirs: list[str], k: int, time_scale: float, out: str, jobs: int, isolation,
                     adversarial: bool = False, adversary_k: int = 1, strategies: tuple[str, ...] = ()) -> int:
-    from arenac.runner.qualify import qualify
-
     problem = check_strategies(list(strategies)) if adversarial else None
     if problem:
         print(f"arenac: {problem}", file=sys.stderr)
@@ -176,9 +166,6 @@ def qualify_command(bundle_dirs: list[str], k: int, time_scale: float, out: str,
 
 
 def _print_table(report: dict) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
     adversarial = "adversary_k" in report
     table = Table(title=f"qualification (k={report['k']}, time scale {report['time_scale']:g}"
                   + (f", adversaries k={report['adversary_k']})" if adversarial else ")"))

@@ -15,6 +15,7 @@ leaves a directory that nothing grades or reuses.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -23,9 +24,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from arenac.faults import touched_targets
+import asyncpg
+import redis
+
 from arenac.loadgen.acks import AckLog
 from arenac.loadgen.generator import CLIENT_TIMEOUT_S
+from arenac.model.actions import touched_targets
 from arenac.runner import harness_adapters as adapters
 from arenac.runner import headroom
 from arenac.runner.acked import record_acked_state
@@ -39,6 +43,7 @@ from arenac.runner.snapshot import max_ids, take_snapshot
 from arenac.runner.state import StateDir
 from arenac.runner.watch import PartsWatch, changing_calls
 from arenac.sandbox import SandboxChoice, probe
+from arenac.substrate.spine.stack import SpineStack
 
 
 class InfraError(Exception):
@@ -49,9 +54,6 @@ def _substrate_error(error: BaseException) -> bool:
     """An error of the harness's hands on the substrate (a refused, reset or timed-out connection,
     a database or Redis error): after the handover the agent may have caused it. Other OS errors
     (a full disk, a missing file) are the harness's own."""
-    import asyncpg
-    import redis
-
     return isinstance(error, (ConnectionError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError,
                               redis.RedisError))
 
@@ -95,7 +97,6 @@ def run_episode(bundle: RunnableBundle, options: EpisodeOptions, stop: threading
     cannot be had."""
     started = time.monotonic()
     sandbox = probe(options.isolation.sandbox)
-    adapters.load_grader()
     stop = _linked(stop)  # the caller's stop (Ctrl-C) ends this episode; its own teardown ends only it
     out = options.out
     out.mkdir(parents=True, exist_ok=True)
@@ -187,8 +188,6 @@ def _tree_bytes(root: Path) -> int:
 
 def _read_actions(path: Path) -> list[dict]:
     """The broker's record of the agent's calls so far (a line being written is left out)."""
-    import json
-
     try:
         lines = path.read_text().splitlines()
     except OSError:
@@ -260,8 +259,6 @@ class _Episode:
 
     # ---- the episode ------------------------------------------------------------------------
     def run(self) -> None:
-        from arenac.substrate.spine.stack import SpineStack
-
         plan, clock, log, S = self.plan, self.clock, self.log, self.options.time_scale
         faults = list(plan.faults) if self.options.inject_faults else []
         spec = spine_spec(self.bundle.directory, S, healthy=not self.options.inject_faults)

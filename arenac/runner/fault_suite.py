@@ -31,6 +31,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
+
+from arenac.runner.lifetime import base_dir, cgroup_pids
+
 SUBSTRATE_PARTS = ("postgres", "redis", "gateway", "message")
 PARTS = SUBSTRATE_PARTS + ("loadgen", "worker")
 PHASES = {  # phase name: the event after which the fault strikes
@@ -113,8 +117,6 @@ def _episode_pids(state: Path) -> dict[str, int]:
 
 
 def _worker_pid(runner: int) -> int | None:
-    import psutil
-
     try:
         children = psutil.Process(runner).children()
     except psutil.Error:
@@ -133,8 +135,6 @@ def _umount(path: Path) -> None:
 
 
 def run_cell(bundle: Path, cell: Cell, workdir: Path, time_scale: float = 0.1) -> CellResult:
-    from arenac.runner.lifetime import base_dir, cgroup_pids
-
     started = time.monotonic()
     state = workdir / "state"
     run_dir = workdir / "run"
@@ -187,8 +187,6 @@ def _strike(cell: Cell, runner: int, state: Path) -> bool:
 
 def still_running(pids) -> list[int]:
     """The PIDs whose process still runs (a zombie counts as gone)."""
-    import psutil
-
     alive = []
     for pid in pids:
         try:

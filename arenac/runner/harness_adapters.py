@@ -1,6 +1,9 @@
 """Where the episode meets the harness parts: load generator, broker, verifier, baseline.
 
-Each function is a thin seam so that the episode reads as the timeline it is.
+Each function is a thin seam so that the episode reads as the timeline it is. The verifier is
+imported with this module (arenac.verify.grade brings the rest of it), before any episode starts:
+grading then runs the code that was installed when the episode began, whatever happens to the
+files on disk meanwhile.
 """
 
 from __future__ import annotations
@@ -14,7 +17,14 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from arenac.runner.access import AgentAccess
 from arenac.serialize import dump_json, write_atomic
+from arenac.verify.evidence import Evidence, EvidenceError
+from arenac.verify.grade import parse_gates, write_results
+from arenac.verify.grade import grade as grade_evidence
+from arenac.verify.metrics import Measurer
+from arenac.verify.outcome import evaluate_predicate
+from arenac.verify.verdict import Window, unscored
 
 
 # ---- load generator -----------------------------------------------------------------------------
@@ -69,21 +79,10 @@ def start_loadgen(plan, gateway: str, time_scale: float, ledger: Path, scratch: 
 
 # ---- broker ---------------------------------------------------------------------------------------
 def start_broker(bundle, stack, scratch: Path, log, on_declare, sandboxed: bool = False):
-    from arenac.runner.access import AgentAccess
-
     return AgentAccess.start(bundle, stack, scratch, log, on_declare, sandboxed=sandboxed)
 
 
 # ---- verifier --------------------------------------------------------------------------------------
-def load_grader() -> None:
-    """Import the verifier now, at the episode's start: grading then runs the code that was
-    installed when the episode began, whatever happens to the files on disk meanwhile."""
-    import arenac.verify.grade  # noqa: F401
-    import arenac.verify.metrics  # noqa: F401
-    import arenac.verify.outcome  # noqa: F401
-    import arenac.verify.safety  # noqa: F401
-
-
 def copy_grading_inputs(bundle, evidence: Path) -> None:
     """The pinned gates and the substrate's baseline into the evidence (for re-grading later)."""
     # atomically: teardown rewrites them, and a crash then must not leave a part of either
@@ -95,11 +94,6 @@ def copy_grading_inputs(bundle, evidence: Path) -> None:
 def grade(run_dir: Path, bundle) -> dict:
     """Grade with the gates pinned when the bundle was opened (never a file re-read now); the
     verdict records the pinned digests."""
-    from arenac.verify.evidence import EvidenceError
-    from arenac.verify.grade import parse_gates, write_results
-    from arenac.verify.grade import grade as grade_evidence
-    from arenac.verify.verdict import unscored
-
     try:
         verdict = grade_evidence(run_dir / "evidence", gates=parse_gates(bundle.gates_bytes))
     except EvidenceError as error:  # it names the file: the pinned gates or a piece of evidence
@@ -111,11 +105,6 @@ def grade(run_dir: Path, bundle) -> dict:
 
 def predicate_holds(predicate, evidence: Path, now_s: float, window_s: float) -> bool:
     """Evaluate a predicate live over the last `window_s` plan seconds of the growing ledger."""
-    from arenac.verify.evidence import Evidence, EvidenceError
-    from arenac.verify.metrics import Measurer
-    from arenac.verify.outcome import evaluate_predicate
-    from arenac.verify.verdict import Window
-
     if not (evidence / "ledger.json").exists():
         _LAST_PROBLEM[0] = f"no ledger yet at {evidence / 'ledger.json'}"
         return False

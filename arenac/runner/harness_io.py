@@ -20,7 +20,12 @@ import threading
 import urllib.request
 from typing import Any
 
+import aiohttp
+import asyncpg
+import redis
+
 from arenac.model.actions import AdminAction, RedisAction, SendBurstAction, SqlAction
+from arenac.substrate.spine.seed import USERS
 from arenac.substrate.spine.stack import Endpoints
 
 
@@ -64,8 +69,6 @@ class HarnessIO:
         return self._run(self._sql("postgres", statement, False, fetch=True))
 
     def redis(self, *command: str) -> Any:
-        import redis
-
         with self._redis_lock:
             if self._redis is None:
                 # one connection, kept: a pool of one that is never given back while it works
@@ -89,8 +92,6 @@ class HarnessIO:
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout=60)
 
     async def _sql(self, role: str, statement: str, hold_open: bool, fetch: bool = False):
-        import asyncpg
-
         connection = await asyncpg.connect(self.endpoints.postgres[role], timeout=10)
         if hold_open:
             try:
@@ -109,10 +110,6 @@ class HarnessIO:
             await connection.close()
 
     async def _send_burst(self, channel: str, messages: int, concurrency: int) -> dict[str, int]:
-        import aiohttp
-
-        from arenac.substrate.spine.seed import USERS
-
         gateway = self.endpoints.gateway
         timeout = aiohttp.ClientTimeout(total=10)
         async with aiohttp.ClientSession(timeout=timeout) as session:

@@ -145,7 +145,7 @@ def command_problem(command: str) -> str | None:
     if any(os.access(Path(directory) / word, os.X_OK) and (Path(directory) / word).is_file()
            for directory in _SYSTEM_PATH):
         return None
-    from arenac.broker.tools import TOOLS
+    from arenac.broker.tools import TOOLS  # lazily: the broker and spine load with it; `arenac check` imports this module
 
     if word in TOOLS or word == "sleep":  # the brokered tools, first on the agent's PATH
         return None

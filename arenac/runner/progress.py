@@ -11,6 +11,11 @@ import threading
 import time
 from pathlib import Path
 
+from rich.console import Console
+from rich.live import Live
+
+from arenac.loadgen.ledger import LiveView
+
 _WINDOW_S = 10.0  # plan seconds of traffic behind the figures
 
 
@@ -26,8 +31,6 @@ def _last_event(path: Path) -> str:
 
 
 def status_line(run_dir: Path, started: float) -> str:
-    from arenac.loadgen.ledger import LiveView
-
     phase = _last_event(run_dir / "events.jsonl")
     line = f"{phase:<16} {time.monotonic() - started:6.1f} s"
     try:
@@ -56,9 +59,6 @@ class Progress:
         self._thread.join(timeout=5)
 
     def _show(self) -> None:
-        from rich.console import Console
-        from rich.live import Live
-
         started = time.monotonic()
         console = Console(stderr=True)
         with Live(console=console, refresh_per_second=2, transient=False) as live:

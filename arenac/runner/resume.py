@@ -30,6 +30,8 @@ from pydantic import BaseModel, ConfigDict
 from arenac.rundir import incomplete_reason
 from arenac.runner.episode import EpisodeResult
 from arenac.runner.records import read_run_record
+from arenac.verify.evidence import EvidenceError, Timeline, read_model
+from arenac.verify.verdict import Verdict
 
 
 class _Reward(BaseModel):
@@ -49,9 +51,6 @@ class Decision:
 
 
 def decide(run_dir: Path, bundle, agent: str, inject_faults: bool, time_scale: float) -> Decision:
-    from arenac.verify.evidence import EvidenceError, Timeline, read_model
-    from arenac.verify.verdict import Verdict
-
     def again(reason: str) -> Decision:
         return Decision(None, reason)
 

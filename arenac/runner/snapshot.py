@@ -24,6 +24,8 @@ import hashlib
 
 from arenac.model.plan import Plan
 from arenac.runner.harness_io import HarnessIO
+from arenac.substrate.spine.configstore import read_config_source
+from arenac.substrate.spine.keys import SERVICES
 
 _COUNTERS = ("seq", "last_seq")
 APP_ROLE = "spine_app"
@@ -65,9 +67,6 @@ def configmaps(stack) -> dict[str, dict[str, str]]:
     service's config file, and Redis's `maxmemory` and `maxmemoryPolicy` (broker/cluster.py maps
     them the same way). PostgreSQL's holds init scripts, which run at the first start only: not
     recorded (an edit changes nothing)."""
-    from arenac.substrate.spine.configstore import read_config_source
-    from arenac.substrate.spine.keys import SERVICES
-
     found = {name: read_config_source(stack.config_path(name)) for name in SERVICES}
     conf = stack.data_dir / "redis" / "redis.conf"
     lines = conf.read_text().splitlines() if conf.exists() else []

@@ -17,7 +17,10 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
+
 from arenac.serialize import write_atomic
+from arenac.substrate.spine.procs import PidLedger
 
 
 @dataclass
@@ -57,8 +60,6 @@ class StateDir:
 
     def reap(self) -> list[str]:
         """End what dead runners left behind; returns a line per thing cleaned up."""
-        import psutil
-
         cleaned = []
         for record in sorted(self.root.glob("*.json")):
             try:
@@ -89,8 +90,6 @@ class StateDir:
 
 
 def _end_stack_leftovers(scratch: Path) -> list[str]:
-    from arenac.substrate.spine.procs import PidLedger
-
     try:
         return PidLedger(scratch / "substrate" / "pids.json").end_leftovers()
     except (OSError, ValueError, KeyError):
@@ -98,8 +97,6 @@ def _end_stack_leftovers(scratch: Path) -> list[str]:
 
 
 def _identity(pid: int) -> dict | None:
-    import psutil
-
     try:
         return {"pid": pid, "started": psutil.Process(pid).create_time()}
     except psutil.Error:
@@ -107,8 +104,6 @@ def _identity(pid: int) -> dict | None:
 
 
 def _alive(identity: dict | None) -> bool:
-    import psutil
-
     if not identity:
         return False
     try:

@@ -20,10 +20,13 @@ Contract:
 
 from __future__ import annotations
 
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
+
+import psutil
 
 INTERVAL_S = 0.25
 STOPPED_GRACE_S = 2.0  # a process is seen stopped for a moment by a debugger or ptrace; longer is a fault
@@ -43,8 +46,6 @@ class PartLoss:
 
 
 def _describe_exit(code: int | None) -> str:
-    import signal
-
     if code is None:
         return "exited"
     if code < 0:
@@ -133,8 +134,6 @@ class PartsWatch:
 
 def process_stopped(pid: int) -> bool:
     """The process is stopped (SIGSTOP, SIGTSTP): it does nothing until continued."""
-    import psutil
-
     try:
         return psutil.Process(pid).status() == psutil.STATUS_STOPPED
     except psutil.Error:

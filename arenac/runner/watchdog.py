@@ -14,11 +14,11 @@ import signal
 import sys
 from pathlib import Path
 
+from arenac.runner.lifetime import kill_tree
+from arenac.runner.state import StateDir
+
 
 def _clean(runner_cgroup: Path, state_dir: Path) -> None:
-    from arenac.runner.lifetime import kill_tree
-    from arenac.runner.state import StateDir
-
     kill_tree(runner_cgroup)
     StateDir(state_dir).reap()
 

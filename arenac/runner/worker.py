@@ -27,8 +27,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, TypeAdapter
 
-from arenac.runner.episode import EpisodeOptions, EpisodeResult
+from arenac.runner.bundle import BundleRefused, open_bundle
+from arenac.runner.episode import EpisodeOptions, EpisodeResult, run_episode
 from arenac.runner.lifetime import RunnerCgroups
+from arenac.runner.records import write_json
 from arenac.runner.watch import process_stopped
 
 # after a stop, how long a worker may take to tear down before it is killed (a stack stops in
@@ -94,8 +96,6 @@ def run_in_worker(bundle_dir: Path, options: EpisodeOptions, stop: threading.Eve
 
 def _record_infra_error(run_dir: Path, reason: str, time_scale: float) -> None:
     """The timeline of an episode whose worker died: an infra_error, whatever it had reached."""
-    from arenac.runner.records import write_json
-
     path = run_dir / "evidence" / "timeline.json"
     try:
         timeline = json.loads(path.read_text())
@@ -143,8 +143,6 @@ def main(argv: list[str]) -> int:
 
     signal.signal(signal.SIGTERM, handler)
     signal.signal(signal.SIGINT, handler)
-    from arenac.runner.bundle import BundleRefused, open_bundle
-    from arenac.runner.episode import run_episode
 
     try:
         bundle = open_bundle(request.bundle)

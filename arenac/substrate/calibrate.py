@@ -31,7 +31,7 @@ from typing import Any
 import aiohttp
 
 from arenac.model.library import LoadProfile
-from arenac.substrate.spine.profile import CALIBRATION_CYCLES, ScheduledPhase, describe, library_profile, schedule
+from arenac.substrate.spine.profile import CALIBRATION_CYCLES, ScheduledPhase, describe, schedule
 from arenac.substrate.spine.seed import CHANNELS, MESSAGES_PER_CHANNEL, USERS
 from arenac.substrate.spine.spec import SpineSpec
 from arenac.substrate.spine.stack import SpineStack
@@ -232,11 +232,10 @@ def run_once(profile: LoadProfile, time_scale: float, spec: SpineSpec, data_dir:
         return asyncio.run(LoadGenerator(stack.endpoints.gateway, profile, time_scale, seed=seed).run())
 
 
-def calibrate(runs: int = 3, time_scale: float = 1.0, out: Path | None = None,
-              profile: LoadProfile | None = None, work_dir: Path | None = None) -> dict[str, Any]:
-    """Run the profile (default: the library's `spine.standard`) `runs` times, each on a fresh
-    healthy stack; write and return the baseline."""
-    profile = profile or library_profile("standard")
+def calibrate(profile: LoadProfile, runs: int = 3, time_scale: float = 1.0, out: Path | None = None,
+              work_dir: Path | None = None) -> dict[str, Any]:
+    """Run the profile (`arenac calibrate` passes the library's `spine.standard`) `runs` times,
+    each on a fresh healthy stack; write and return the baseline."""
     spec = SpineSpec.from_values({"timeScale": str(time_scale)})
     results = []
     with tempfile.TemporaryDirectory(prefix="spine-calibrate-", dir=work_dir) as tmp:

@@ -1,4 +1,4 @@
-"""CLI of the substrate: `arenac substrate up|status` and `arenac calibrate`.
+"""CLI of the substrate: `arenac substrate up|status`, and the work of `arenac calibrate`.
 
 Contract:
 - `arenac substrate up spine [--dir D] [--ready-file F] [--release R | --release SERVICE=R]...
@@ -14,7 +14,9 @@ Contract:
   running stack; exit code 0 when all are ready, 1 otherwise, 2 for a file that is not a stack's
   endpoints.
 - `arenac calibrate [--runs N] [--time-scale S] [--out PATH]` writes the healthy baseline
-  (default: the committed library/substrates/spine/baseline.json).
+  (default: the committed library/substrates/spine/baseline.json). The command itself lives in
+  `arenac.cli`, which reads the load profile from the library (the substrate never parses
+  specs) and hands it to `write_calibration` here.
 Heavy imports happen inside the commands so that `arenac --help` stays fast.
 """
 
@@ -27,6 +29,7 @@ import signal
 import sys
 import tempfile
 import time
+from dataclasses import asdict
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, NoReturn
@@ -34,6 +37,7 @@ from typing import TYPE_CHECKING, NoReturn
 import click
 
 if TYPE_CHECKING:
+    from arenac.model.library import LoadProfile
     from arenac.substrate.spine.stack import SpineStack
 
 SUBSTRATES = ("spine",)
@@ -98,6 +102,7 @@ def substrate() -> None:
               help="SERVICE.KEY=V, KEY=V (every service reading KEY), redis.maxmemory=V, postgres.SETTING=V")
 def up(name: str, data_dir: Path | None, ready_file: Path | None, releases: tuple[str, ...], sets: tuple[str, ...]) -> None:
     """Run the substrate in the foreground until Ctrl-C or SIGTERM."""
+    # lazily, here and below: `arenac --help` imports this module to list its commands
     from arenac.substrate.spine.keys import SERVICES, ConfigError
     from arenac.substrate.spine.procs import write_private
     from arenac.substrate.spine.spec import SpecError, SpineSpec
@@ -178,9 +183,7 @@ def up(name: str, data_dir: Path | None, ready_file: Path | None, releases: tupl
 @click.option("--json", "as_json", is_flag=True, help="print the status as JSON")
 def status(data_dir: Path | None, ready_file: Path | None, as_json: bool) -> None:
     """Report the health of a running stack (from its ready file or data directory)."""
-    from dataclasses import asdict
-
-    from arenac.substrate.spine.endpoints import Endpoints, EndpointsError, probe
+    from arenac.substrate.spine.endpoints import Endpoints, EndpointsError, probe  # lazily: see `up`
 
     source = ready_file or (data_dir / "endpoints.json" if data_dir else None)
     if source is None:
@@ -204,18 +207,15 @@ def status(data_dir: Path | None, ready_file: Path | None, as_json: bool) -> Non
     sys.exit(0 if all(item.ready for item in report) else 1)
 
 
-@click.command()
-@click.option("--runs", default=3, show_default=True, help="independent runs, each on a fresh stack")
-@click.option("--time-scale", default=1.0, show_default=True, help="multiplies every duration of the profile")
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
-              help="default: the committed library/substrates/spine/baseline.json")
-def calibrate(runs: int, time_scale: float, out: Path | None) -> None:
-    """Drive the standard load against healthy spine stacks and write the baseline."""
+def write_calibration(profile: LoadProfile, runs: int, time_scale: float, out: Path | None) -> None:
+    """`arenac calibrate`: drive `profile` against healthy spine stacks, write the baseline and
+    print its summary."""
+    # lazily: the load generator and the stack (aiohttp, asyncpg, ...) load only when calibrating
     from arenac.substrate.calibrate import calibrate as run_calibration
     from arenac.substrate.spine.seed import substrate_file
 
     target = out or Path(str(substrate_file("baseline.json")))
-    baseline = run_calibration(runs=runs, time_scale=time_scale, out=target)
+    baseline = run_calibration(profile, runs=runs, time_scale=time_scale, out=target)
     click.echo(f"baseline written to {target}: goodput {baseline['goodput_rps']} req/s, "
                f"error rate {baseline['error_rate']}", err=True)
     for route, phases in baseline["routes"].items():

@@ -1,16 +1,33 @@
-"""Friendly syntax errors.
+"""Friendly syntax errors, and the small helpers every syntax module reports with.
 
 Lark reports which terminals it expected; authors want to hear it in their words.
 `EXAMPLES` maps known bad inputs to messages (matched by parser state), and the
-fallback names what was found and what could have stood there.
+fallback names what was found and what could have stood there. `single_error`,
+`span_of` and `SHORT_GATE_MESSAGE` live here, below the parser and the transformer,
+so that both can use them without importing each other.
 """
 
 from __future__ import annotations
 
 import functools
 
-from arenac.diagnostics import Diagnostic
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from arenac.diagnostics import Diagnostic, DiagnosticError
 from arenac.source import SourceFile, Span
+from arenac.syntax.grammar import parse_file_tree
+
+# the one-line gate's rule, reported alike by the parser (E0118 at a syntax error) and the transformer
+SHORT_GATE_MESSAGE = "a one-line gate is `gate NAME = MACRO(args)`: one gate macro call, nothing else"
+
+
+def span_of(file: str, meta) -> Span:
+    """The span of a lark tree node (its `meta`)."""
+    return Span(file, meta.line, meta.column, meta.end_line, meta.end_column)
+
+
+def single_error(code: str, message: str, span: Span | None, hint: str | None = None) -> DiagnosticError:
+    return DiagnosticError([Diagnostic(code, message, span, hint)])
 
 # Terminal names as an author would call them.
 _TERMINAL_WORDS = {
@@ -64,8 +81,6 @@ EXAMPLES: list[tuple[str, str, str | None, list[str]]] = [
 
 
 def describe_unexpected(error, source: SourceFile, text: str) -> Diagnostic:
-    from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
-
     line = getattr(error, "line", -1)
     column = getattr(error, "column", -1)
     if line is None or line < 1:  # unexpected end of input: point at the last line
@@ -79,8 +94,6 @@ def describe_unexpected(error, source: SourceFile, text: str) -> Diagnostic:
 
     short_gate = _short_gate_name(error)
     if short_gate is not None:
-        from arenac.syntax.transform import SHORT_GATE_MESSAGE
-
         return Diagnostic("E0118", SHORT_GATE_MESSAGE, span, _short_gate_hint(short_gate, error))
 
     matched = _matching_example(error)
@@ -152,15 +165,11 @@ def _matching_example(error) -> str | None:
 @functools.lru_cache(maxsize=1)
 def _example_failures() -> tuple:
     """(code, the UnexpectedToken its example raises), for every example, parsed once."""
-    from lark.exceptions import UnexpectedInput, UnexpectedToken
-
-    from arenac.syntax.parser import _parser
-
     failures = []
     for code, _message, _hint, examples in EXAMPLES:
         for example in examples:
             try:
-                _parser().parse(example)
+                parse_file_tree(example)
             except UnexpectedToken as failure:
                 failures.append((code, failure))
             except UnexpectedInput:  # an example the grammar rejects another way matches nothing

@@ -1,6 +1,7 @@
 """Parse .arena text into a `Module`, or raise a `DiagnosticError`.
 
-The grammar is package data (`arenac.grammar/arena.lark`), compiled once per process.
+The grammar is package data (`arenac.grammar/arena.lark`), compiled once per process
+(`arenac.syntax.grammar`).
 Syntax errors are turned into diagnostics with line, column and a friendly message;
 after an error the offending line is blanked and parsing resumes, so that one run
 reports every independent syntax error of a file (up to a limit).
@@ -8,55 +9,26 @@ reports every independent syntax error of a file (up to a limit).
 
 from __future__ import annotations
 
-import functools
-from importlib import resources
+from lark.exceptions import UnexpectedInput, VisitError
 
-from arenac.diagnostics import Collector, Diagnostic, DiagnosticError
+from arenac.diagnostics import Collector, DiagnosticError
 from arenac.source import SourceFile, Span
 from arenac.syntax import ast
-from arenac.syntax.errors import describe_unexpected
+from arenac.syntax.errors import describe_unexpected, single_error, span_of
+from arenac.syntax.grammar import lark_parser, parse_file_tree
+from arenac.syntax.transform import ToAst
 
 _MAX_SYNTAX_ERRORS = 20
 
 
-@functools.lru_cache(maxsize=1)
-def _lark():
-    """The one parser, for whole files (`start`) and single predicates (`comparison`).
-
-    lark's own cache (keyed by a hash of grammar and options, in the temp directory)
-    saves building the LALR tables at every start; `arenac check` is meant to be fast.
-    """
-    from lark import Lark
-
-    grammar = resources.files("arenac.grammar").joinpath("arena.lark").read_text(encoding="utf-8")
-    options = dict(parser="lalr", propagate_positions=True, maybe_placeholders=True, start=["start", "comparison"])
-    try:
-        return Lark(grammar, cache=True, **options)
-    except OSError:  # an unwritable temp directory only costs start-up time
-        return Lark(grammar, **options)
-
-
-class _StartParser:
-    def parse(self, text: str):
-        return _lark().parse(text, start="start")
-
-
-def _parser() -> _StartParser:
-    return _StartParser()
-
-
 def parse(source: SourceFile) -> ast.Module:
     """Parse one file; every syntax error found is raised together."""
-    from lark.exceptions import UnexpectedInput, VisitError
-
-    from arenac.syntax.transform import ToAst
-
     text = source.text if source.text.endswith("\n") else source.text + "\n"
     collector = Collector()
     seen_lines: set[int] = set()
     for _ in range(_MAX_SYNTAX_ERRORS):
         try:
-            tree = _parser().parse(text)
+            tree = parse_file_tree(text)
         except UnexpectedInput as error:
             diagnostic = describe_unexpected(error, source, text)
             line = diagnostic.span.line if diagnostic.span else 0
@@ -104,22 +76,10 @@ def _blank_line(text: str, line: int) -> str | None:
     return "\n".join(lines)
 
 
-def span_of(file: str, meta) -> Span:
-    return Span(file, meta.line, meta.column, meta.end_line, meta.end_column)
-
-
-def single_error(code: str, message: str, span: Span, hint: str | None = None) -> DiagnosticError:
-    return DiagnosticError([Diagnostic(code, message, span, hint)])
-
-
 def parse_comparison(source: SourceFile) -> ast.Comparison:
     """Parse a single comparison (a template's manifestation predicate)."""
-    from lark.exceptions import UnexpectedInput
-
-    from arenac.syntax.transform import ToAst
-
     try:
-        tree = _lark().parse(source.text.strip(), start="comparison")
+        tree = lark_parser().parse(source.text.strip(), start="comparison")
     except UnexpectedInput as error:
         line, column = getattr(error, "line", 1) or 1, getattr(error, "column", 1) or 1
         raise single_error("E0101", "invalid predicate", Span.point(source.name, max(line, 1), max(column, 1)))

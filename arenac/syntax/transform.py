@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 
 from lark import Token, Transformer, v_args
 
 from arenac.source import Span
 from arenac.syntax import ast
-from arenac.syntax.parser import single_error
+from arenac.syntax.errors import SHORT_GATE_MESSAGE, single_error
 from arenac.syntax.unparse import call_text
 from arenac.units import parse_quantity
 
@@ -336,9 +337,6 @@ class ToAst(Transformer):
         return ast.OracleStep("declare", self._span(meta))
 
 
-SHORT_GATE_MESSAGE = "a one-line gate is `gate NAME = MACRO(args)`: one gate macro call, nothing else"
-
-
 @dataclass(frozen=True)
 class _ShortMacro:
     """The macro call of a one-line gate, until `short_gate` wraps it."""
@@ -366,8 +364,6 @@ def unescape(body: str) -> str:
 
 def _dedent_long_string(body: str) -> str:
     """Triple-quoted text: drop the first and last blank lines and the common indent."""
-    import textwrap
-
     lines = body.split("\n")
     if lines and not lines[0].strip():
         lines = lines[1:]

@@ -23,6 +23,7 @@ import click
 @click.option("--no-write", is_flag=True, help="Print the verdict only; leave verdict.json and reward.json alone.")
 def grade(run_dir: Path, gates_file: Path | None, no_write: bool) -> None:
     """Re-grade a saved run from its evidence alone."""
+    # lazily: `arenac --help` imports this module to list the command; the verifier loads only to grade
     from arenac.rundir import incomplete_reason
     from arenac.verify.evidence import EvidenceError
     from arenac.verify.grade import grade as grade_evidence

@@ -22,7 +22,7 @@ import pytest
 from substrate.spine_client import assert_gone, ports_of
 
 from arenac.broker import TOOLS, Broker, ToolResult, open_broker
-from arenac.catalog import load_library
+from arenac.lower.library import load_library
 from arenac.model.access import AccessSurface
 from arenac.render.rbac import rbac_objects
 from arenac.substrate.spine.spec import SpineSpec
@@ -32,7 +32,7 @@ USER = "system:serviceaccount:arenac:arenac-agent"
 
 
 def profile(name: str) -> AccessSurface:
-    return load_library().substrates["spine"].namespace.access[name]
+    return load_library().substrates["spine"].access[name]
 
 
 def forbidden(verb: str, resource: str, name: str = "", group: str = "", namespace: str = "arenac") -> str:

@@ -16,9 +16,8 @@ import yaml
 from substrate.spine_client import Spine, http
 
 from arenac.broker import load_rbac_dir
-from arenac.build import build
 from arenac.model.access import AccessSurface
-from arenac.pipeline import compile_paths
+from arenac.pipeline import compile_paths, write_bundles
 from arenac.substrate.spine.spec import SpineSpec
 from broker.conftest import Episode, start_stack, stop_stack
 
@@ -31,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def bundles(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     out = tmp_path_factory.mktemp("build")
     tasks = sorted(str(path) for path in (ROOT / "tasks").glob("*.arena"))
-    return [written.path for written in build(compile_paths(tasks), out)]
+    return [written.path for written in write_bundles(compile_paths(tasks), out)]
 
 
 def find(bundles: list[Path], task: str, **coordinates: str) -> tuple[Path, dict[str, Any]]:

@@ -13,9 +13,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from arenac.build import build
 from arenac.cli import main
-from arenac.pipeline import compile_paths
+from arenac.pipeline import compile_paths, write_bundles
 from arenac.runner import adversaries
 from arenac.runner import qualify as qualification
 from arenac.runner.agents import AgentSpec
@@ -29,7 +28,7 @@ STDLIB = set(sys.stdlib_module_names) | {"_advlib"}
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory):
     out = tmp_path_factory.mktemp("bundles")
-    written = build(compile_paths(["tasks/revoked-grant.arena"]), out)
+    written = write_bundles(compile_paths(["tasks/revoked-grant.arena"]), out)
     return open_bundle(written[0].path)
 
 

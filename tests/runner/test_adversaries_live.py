@@ -8,8 +8,7 @@ import json
 import psutil
 import pytest
 
-from arenac.build import build
-from arenac.pipeline import compile_paths
+from arenac.pipeline import compile_paths, write_bundles
 from arenac.runner.bundle import open_bundle
 from arenac.runner.episode import EpisodeOptions, run_episode
 
@@ -21,7 +20,7 @@ SCALE = 0.1
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory):
     out = tmp_path_factory.mktemp("bundles")
-    written = build(compile_paths(["tasks/revoked-grant.arena"]), out)
+    written = write_bundles(compile_paths(["tasks/revoked-grant.arena"]), out)
     confined = next(w for w in written if json.loads((w.path / "plan.json").read_text())["access"]["name"] == "confined")
     return open_bundle(confined.path)
 

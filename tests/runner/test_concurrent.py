@@ -7,8 +7,7 @@ import pytest
 import json
 import threading
 
-from arenac.build import build
-from arenac.pipeline import compile_paths
+from arenac.pipeline import compile_paths, write_bundles
 from arenac.runner.bundle import open_bundle
 from arenac.runner.episode import EpisodeOptions, run_episode
 
@@ -16,7 +15,7 @@ pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
 
 
 def test_two_episodes_run_concurrently(tmp_path):
-    bundles = [open_bundle(w.path) for w in build(compile_paths(["tasks/revoked-grant.arena"]), tmp_path / "b")]
+    bundles = [open_bundle(w.path) for w in write_bundles(compile_paths(["tasks/revoked-grant.arena"]), tmp_path / "b")]
     assert len(bundles) == 2
     results = {}
 

@@ -13,8 +13,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from arenac.build import build
-from arenac.pipeline import compile_paths
+from arenac.pipeline import compile_paths, write_bundles
 from arenac.runner.bundle import BundleRefused, open_bundle
 from arenac.runner.episode import EpisodeOptions, run_episode
 
@@ -26,7 +25,7 @@ SCALE = 0.1
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory):
     out = tmp_path_factory.mktemp("bundles")
-    written = build(compile_paths(["tasks/revoked-grant.arena"]), out)
+    written = write_bundles(compile_paths(["tasks/revoked-grant.arena"]), out)
     confined = next(w for w in written if "confined" in json.loads((w.path / "plan.json").read_text())["access"]["name"])
     return open_bundle(confined.path)
 

@@ -34,10 +34,9 @@ def bundle(tmp_path_factory):
         if os.environ.get("ARENAC_REQUIRE_CGROUP") == "1":
             pytest.fail("ARENAC_REQUIRE_CGROUP=1 but the fault suite cannot run (needs root and cgroup v2)")
         pytest.skip("the fault suite needs root (signals to other users' processes, a tmpfs mount)")
-    from arenac.build import build
-    from arenac.pipeline import compile_paths
+    from arenac.pipeline import compile_paths, write_bundles
 
-    return build(compile_paths(["tasks/revoked-grant.arena"]), tmp_path_factory.mktemp("b"))[0].path
+    return write_bundles(compile_paths(["tasks/revoked-grant.arena"]), tmp_path_factory.mktemp("b"))[0].path
 
 
 @pytest.mark.parametrize("cell", SAMPLE, ids=lambda c: c.name)

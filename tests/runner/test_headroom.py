@@ -267,7 +267,7 @@ def test_qualify_warns_before_it_starts_and_still_runs(jobs, warned, tmp_path, m
     from arenac.runner import cli
 
     monkeypatch.setattr(cli, "_prepare", lambda dirs, isolation: ([], threading.Event()))
-    monkeypatch.setattr(estimate, "measure_capacity", lambda out: _capacity(2 if jobs == 1 else 4))
+    monkeypatch.setattr(cli, "measure_capacity", lambda out: _capacity(2 if jobs == 1 else 4))
     started = []
 
     def qualify(bundles, k, time_scale, out, jobs_, *args, **kwargs):
@@ -275,7 +275,7 @@ def test_qualify_warns_before_it_starts_and_still_runs(jobs, warned, tmp_path, m
         return {"ok": True, "k": k, "time_scale": time_scale, "jobs": jobs_, "variants": [],
                 "episodes": {"scored": 0, "failed": 0, "void": 0, "infra_error": 0, "total": 0}, "wall_s": 0}
 
-    monkeypatch.setattr("arenac.runner.qualify.qualify", qualify)
+    monkeypatch.setattr(cli, "qualify", qualify)
     assert cli.qualify_command([], 1, 0.1, str(tmp_path), jobs, None) == cli.EXIT_OK
     assert len(started) == 1  # never a refusal
     assert ("exceeds what this machine holds" in started[0]) is warned
@@ -284,10 +284,9 @@ def test_qualify_warns_before_it_starts_and_still_runs(jobs, warned, tmp_path, m
 # ---- one short live episode ---------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def quick_bundle(tmp_path_factory):
-    from arenac.build import build
-    from arenac.pipeline import compile_paths
+    from arenac.pipeline import compile_paths, write_bundles
 
-    return build(compile_paths(["tasks/slow-reads.arena"]), tmp_path_factory.mktemp("b"))[0].path
+    return write_bundles(compile_paths(["tasks/slow-reads.arena"]), tmp_path_factory.mktemp("b"))[0].path
 
 
 @pytest.mark.live

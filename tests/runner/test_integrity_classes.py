@@ -24,8 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from arenac.build import build
-from arenac.pipeline import compile_paths
+from arenac.pipeline import compile_paths, write_bundles
 from arenac.runner.bundle import open_bundle
 from arenac.runner.episode import EpisodeOptions, Isolation, run_episode
 
@@ -56,7 +55,7 @@ CASES = {
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     out = tmp_path_factory.mktemp("classes")
-    written = build(compile_paths([str(CHECKOUT / "tasks" / "revoked-grant.arena")]), out / "build")
+    written = write_bundles(compile_paths([str(CHECKOUT / "tasks" / "revoked-grant.arena")]), out / "build")
     confined = next(w for w in written if json.loads((w.path / "plan.json").read_text())["access"]["name"] == "confined")
     bundle = open_bundle(confined.path)
 

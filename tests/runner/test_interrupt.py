@@ -13,8 +13,7 @@ from pathlib import Path
 
 import psutil
 
-from arenac.build import build
-from arenac.pipeline import compile_paths
+from arenac.pipeline import compile_paths, write_bundles
 
 pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
 
@@ -27,7 +26,7 @@ def _descendants(pid: int) -> set[int]:
 
 
 def test_sigterm_tears_the_episode_down(tmp_path):
-    bundle = build(compile_paths(["tasks/revoked-grant.arena"]), tmp_path / "b")[0].path
+    bundle = write_bundles(compile_paths(["tasks/revoked-grant.arena"]), tmp_path / "b")[0].path
     env = dict(os.environ, ARENAC_STATE_DIR=str(tmp_path / "state"))
     before = set(Path("/tmp").glob("arenac-episode-*"))
     runner = subprocess.Popen([sys.executable, "-m", "arenac.cli", "run", str(bundle), "--agent", "noop",

@@ -12,8 +12,7 @@ import pytest
 
 import json
 
-from arenac.build import build
-from arenac.pipeline import compile_paths
+from arenac.pipeline import compile_paths, write_bundles
 from arenac.runner.bundle import open_bundle
 from arenac.runner.episode import EpisodeOptions, run_episode
 
@@ -58,7 +57,7 @@ AGENT = ("cmd:admin-api channel POST /admin/event '{\"name\": \"read_consistency
 def test_switching_off_a_fault_to_be_left_on_fails_scope_though_it_recurs(tmp_path):
     spec = tmp_path / "left-on.arena"
     spec.write_text(SPEC)
-    (written,) = build(compile_paths([str(spec)]), tmp_path / "bundles")
+    (written,) = write_bundles(compile_paths([str(spec)]), tmp_path / "bundles")
     run = tmp_path / "run"
     result = run_episode(open_bundle(written.path), EpisodeOptions(agent=AGENT, time_scale=0.1, out=run))
 

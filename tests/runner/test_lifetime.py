@@ -148,10 +148,9 @@ def _listening(pids) -> set[int]:
 
 @pytest.fixture(scope="module")
 def small_bundle(tmp_path_factory):
-    from arenac.build import build
-    from arenac.pipeline import compile_paths
+    from arenac.pipeline import compile_paths, write_bundles
 
-    return build(compile_paths(["tasks/revoked-grant.arena"]), tmp_path_factory.mktemp("b"))[0].path
+    return write_bundles(compile_paths(["tasks/revoked-grant.arena"]), tmp_path_factory.mktemp("b"))[0].path
 
 
 @pytest.mark.live

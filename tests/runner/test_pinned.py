@@ -8,8 +8,7 @@ import json
 
 import pytest
 
-from arenac.build import build
-from arenac.pipeline import compile_paths
+from arenac.pipeline import compile_paths, write_bundles
 from arenac.runner import harness_adapters as adapters
 from arenac.runner.bundle import BundleRefused, open_bundle
 from arenac.verify import grade
@@ -20,7 +19,7 @@ PERMISSIVE = {"task": "minimal", "variant": "forged", "gates": {"outcome": [], "
 
 @pytest.fixture
 def bundle_dir(tmp_path):
-    (written,) = build(compile_paths([str(ROOT / "tests" / "golden" / "minimal" / "spec.arena")]), tmp_path / "build")
+    (written,) = write_bundles(compile_paths([str(ROOT / "tests" / "golden" / "minimal" / "spec.arena")]), tmp_path / "build")
     return written.path
 
 

@@ -7,8 +7,7 @@ import threading
 
 import pytest
 
-from arenac.build import build
-from arenac.pipeline import compile_paths
+from arenac.pipeline import compile_paths, write_bundles
 from arenac.runner import qualify as qualification
 from arenac.runner.bundle import open_bundle
 from arenac.runner.episode import EpisodeResult
@@ -19,7 +18,7 @@ pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
 @pytest.fixture(scope="module")
 def bundles(tmp_path_factory):
     out = tmp_path_factory.mktemp("bundles")
-    written = build(compile_paths(["tasks/revoked-grant.arena", "tasks/slow-reads.arena"]), out)
+    written = write_bundles(compile_paths(["tasks/revoked-grant.arena", "tasks/slow-reads.arena"]), out)
     return [open_bundle(w.path) for w in written]
 
 

@@ -108,10 +108,9 @@ def test_a_run_of_another_episode_is_run_again(tmp_path, bundle, agent, inject, 
 # ---- live: a real episode, then a qualification that resumes over copies of it ------------------
 @pytest.mark.live
 def test_a_qualification_reuses_complete_runs_and_reruns_the_incomplete_one(tmp_path):
-    from arenac.build import build
-    from arenac.pipeline import compile_paths
+    from arenac.pipeline import compile_paths, write_bundles
 
-    written = build(compile_paths(["tasks/revoked-grant.arena"]), tmp_path / "build")
+    written = write_bundles(compile_paths(["tasks/revoked-grant.arena"]), tmp_path / "build")
     bundle_dir = next(w.path for w in written
                       if json.loads((w.path / "plan.json").read_text())["access"]["name"] == "confined")
     bundle = open_bundle(bundle_dir)

@@ -6,14 +6,15 @@ import pytest
 
 import asyncio
 
+from arenac.lower.library import load_library
 from arenac.model.library import LoadProfile, Phase
 from arenac.substrate.calibrate import LoadGenerator, RunResult, Sample, _percentile, aggregate
-from arenac.substrate.spine.profile import library_profile, schedule
+from arenac.substrate.spine.profile import schedule
 from arenac.substrate.spine.spec import SpineSpec
 
 pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
 
-STANDARD = library_profile("standard")
+STANDARD = load_library().substrates["spine"].loads["standard"]
 
 
 def test_cycles_are_anchored_to_the_wall_clock() -> None:

