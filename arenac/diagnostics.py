@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
 
 from arenac.source import SourceFile, Span
 

@@ -179,4 +179,4 @@ def _cell(variant: Variant) -> str:
     return " (variant " + ", ".join(f"{k}={v}" for k, v in variant.coordinates.items()) + ")"
 
 
-__all__ = ["check_task", "check_matrix", "check_variant", "oracle_end_state", "Target"]
+__all__ = ["Target", "check_matrix", "check_task", "check_variant", "oracle_end_state"]

@@ -123,7 +123,7 @@ class ReadCommands(KubectlSession):
                 raise ClusterError(f'Error from server (BadRequest): previous terminated container "{component}" '
                                    f'in pod "{pod}" not found')
             text = self.cluster.pod_logs(pod, None if tail < 0 else tail)
-            if p.flag("prefix") or len(pods) > 1 and p.value("selector"):
+            if p.flag("prefix") or (len(pods) > 1 and p.value("selector")):
                 text = "".join(f"[pod/{pod}/{component}] {line}" for line in text.splitlines(keepends=True))
             self._out.append(text)
         return 0

@@ -235,7 +235,7 @@ def describe(obj: dict[str, Any], events: list[dict[str, Any]] | None) -> str:
                   "    State:          " + ("Running" if "running" in state else "Waiting"),
                   *(["      Started:      " + state["running"]["startedAt"]] if "running" in state else
                     ["      Reason:       " + state["waiting"]["reason"]]),
-                  f"    Ready:          {str(container['ready'])}",
+                  f"    Ready:          {container['ready']!s}",
                   f"    Restart Count:  {container['restartCount']}",
                   *_env_lines(spec["containers"][0].get("env"), "    "),
                   "Conditions:", "  Type    Status",

@@ -181,7 +181,7 @@ class LoadGenerator:
                 status = response.status
                 if route == "send" and status == 201:
                     self.last_seq[channel] = max(self.last_seq[channel], json.loads(body)["seq"])
-        except (aiohttp.ClientError, asyncio.TimeoutError):
+        except (TimeoutError, aiohttp.ClientError):
             status = 0
         result.samples.append(Sample(route, phase, time.perf_counter() - started, status))
 

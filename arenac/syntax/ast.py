@@ -53,7 +53,7 @@ class Ref:
 @dataclass(frozen=True)
 class Arg:
     name: Name | None
-    alternatives: tuple["Value", ...]
+    alternatives: tuple[Value, ...]
     span: Span
 
 
@@ -67,8 +67,8 @@ class Call:
 @dataclass(frozen=True)
 class Binary:
     op: str
-    left: "Expr"
-    right: "Expr"
+    left: Expr
+    right: Expr
     span: Span
 
 

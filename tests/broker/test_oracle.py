@@ -13,13 +13,14 @@ from typing import Any
 
 import pytest
 import yaml
-from substrate.spine_client import Spine, http
 
 from arenac.broker import load_rbac_dir
 from arenac.model.access import AccessSurface
 from arenac.pipeline import compile_paths, write_bundles
 from arenac.substrate.spine.spec import SpineSpec
+from arenac.substrate.spine.stack import SpineStack
 from broker.conftest import Episode, start_stack, stop_stack
+from substrate.spine_client import Spine, http
 
 pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
 
@@ -42,7 +43,7 @@ def find(bundles: list[Path], task: str, **coordinates: str) -> tuple[Path, dict
     raise AssertionError(f"no variant of {task} with {coordinates}")
 
 
-def oracle_episode(episode: Callable[..., Episode], bundle: Path, plan: dict[str, Any], stack) -> Episode:  # noqa: ANN001
+def oracle_episode(episode: Callable[..., Episode], bundle: Path, plan: dict[str, Any], stack) -> Episode:
     return episode(AccessSurface.model_validate(plan["access"]), rbac=load_rbac_dir(bundle / "rbac"),
                    tools=[*plan["tools"], "wait-until-healthy"], on_stack=stack, time_scale=0.1)
 
@@ -54,7 +55,7 @@ def solve(e: Episode, bundle: Path, tmp_path: Path) -> subprocess.CompletedProce
     return done
 
 
-def inject(stack, plan: dict[str, Any], fault: str) -> None:  # noqa: ANN001
+def inject(stack, plan: dict[str, Any], fault: str) -> None:
     """The runtime actions of one fault, as the runner's fault injection performs them."""
     for action in next(f for f in plan["faults"] if f["name"] == fault)["inject"]:
         if action["kind"] == "admin":
@@ -71,7 +72,7 @@ def inject(stack, plan: dict[str, Any], fault: str) -> None:  # noqa: ANN001
 def bundle_stack() -> Iterator[Callable[[Path, dict[str, Any]], Any]]:
     started = []
 
-    def make(bundle: Path, plan: dict[str, Any]):  # noqa: ANN202 - a SpineStack
+    def make(bundle: Path, plan: dict[str, Any]) -> SpineStack:
         values = yaml.safe_load((bundle / plan["chart"] / "values.yaml").read_text())[plan["values_key"]]
         stack = start_stack(SpineSpec.from_values(values))
         started.append(stack)

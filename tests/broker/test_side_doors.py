@@ -23,12 +23,12 @@ import asyncpg
 import psutil
 import pytest
 import redis
-from substrate.spine_client import Spine, http
 
 from arenac.broker.redisgate import check
 from arenac.runner.harness_io import HarnessIO
 from arenac.substrate.spine.keys import SERVICES
 from broker.conftest import Episode
+from substrate.spine_client import Spine, http
 
 pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
 
@@ -49,7 +49,7 @@ def redis_cli(e: Episode, *words: str) -> str:
 
 
 # -- admin APIs ------------------------------------------------------------------------------
-def test_admin_apis_need_the_credential_and_probes_stay_open(stack) -> None:  # noqa: ANN001
+def test_admin_apis_need_the_credential_and_probes_stay_open(stack) -> None:
     endpoints = stack.endpoints
     for name in SERVICES:
         url = endpoints.services[name]
@@ -98,7 +98,7 @@ def test_exec_into_a_service_reaches_its_own_admin_api_through_the_broker(episod
 
 
 # -- Redis -----------------------------------------------------------------------------------
-def test_redis_runs_unprivileged(stack) -> None:  # noqa: ANN001
+def test_redis_runs_unprivileged(stack) -> None:
     process = psutil.Process(stack.pids()["redis"])
     if os.geteuid() == 0:
         assert process.uids().real != 0 and process.uids().effective != 0
@@ -183,13 +183,13 @@ def test_psql_in_the_postgres_pod_has_the_operators_roles_only(episode: Callable
     "ALTER ROLE spine_operator CONNECTION LIMIT -1",
     "COPY (SELECT 1) TO PROGRAM 'id'",
 ])
-def test_the_operator_cannot_become_superuser(stack, statement: str) -> None:  # noqa: ANN001
+def test_the_operator_cannot_become_superuser(stack, statement: str) -> None:
     with pytest.raises(asyncpg.PostgresError):
         Spine(stack).sql(statement, role="spine_operator")
     assert Spine(stack).sql("SELECT rolsuper FROM pg_roles WHERE rolname = 'spine_operator'")[0][0] is False
 
 
-def test_the_harness_queries_while_agent_roles_hold_every_connection(stack) -> None:  # noqa: ANN001
+def test_the_harness_queries_while_agent_roles_hold_every_connection(stack) -> None:
     endpoints = stack.endpoints
     dsn = urlsplit(endpoints.postgres["spine_operator"])
     held: list[asyncpg.Connection] = []

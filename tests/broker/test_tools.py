@@ -3,17 +3,16 @@ tools, and the broker's own guards: the token, the episode's tool list, the acti
 
 from __future__ import annotations
 
-import pytest
-
 import json
 from collections.abc import Callable
 from pathlib import Path
 
-from substrate.spine_client import http
+import pytest
 
 from arenac.broker import ActionLog, Broker
 from arenac.broker.client import call
 from broker.conftest import Episode
+from substrate.spine_client import http
 
 pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
 

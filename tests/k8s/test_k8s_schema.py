@@ -31,7 +31,7 @@ def test_latest_is_what_the_package_ships() -> None:
     import kubernetes_validate
 
     major, minor = kubernetes_validate.latest_version().split(".")[:2]
-    assert LATEST == f"{major}.{minor}"
+    assert f"{major}.{minor}" == LATEST
     assert shipped_versions()[-1] == LATEST
     assert "1.30" in shipped_versions()
 

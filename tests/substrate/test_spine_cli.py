@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 import json
 import signal
 import stat
@@ -13,9 +11,10 @@ import time
 from pathlib import Path
 
 import psutil
-from substrate.spine_client import assert_gone, http, ports_of, stop_command
+import pytest
 
 from arenac.substrate.spine.stack import Endpoints
+from substrate.spine_client import assert_gone, http, ports_of, stop_command
 
 pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
 

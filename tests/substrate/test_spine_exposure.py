@@ -4,13 +4,13 @@ documented shape {"error": kind, "message": text}."""
 
 from __future__ import annotations
 
-import pytest
-
 import json
 import stat
 import urllib.error
 import urllib.request
 from pathlib import Path
+
+import pytest
 
 from arenac.substrate.spine.keys import REDACTED, SERVICES
 from substrate.spine_client import Spine, http

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import pytest
-
 import time
 from pathlib import Path
 
 import psutil
+import pytest
 import yaml
 
 from arenac.substrate.spine.keys import SERVICES
@@ -111,7 +110,7 @@ def test_restart_of_postgres_and_redis(healthy: Spine) -> None:
     assert all(item.ready for item in healthy.stack.status())
 
 
-def test_two_stacks_side_by_side_and_clean_stop(healthy: Spine, make_stack) -> None:  # noqa: ANN001
+def test_two_stacks_side_by_side_and_clean_stop(healthy: Spine, make_stack) -> None:
     other = make_stack()
     assert set(other.ep.services.values()).isdisjoint(healthy.ep.services.values())
     token = other.login()

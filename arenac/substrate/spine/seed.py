@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from importlib.resources import files
 from importlib.resources.abc import Traversable
 
@@ -34,7 +34,7 @@ _WORDS = (
     "deploy", "review", "lunch", "incident", "graph", "latency", "customer", "queue", "release",
     "coffee", "pager", "roadmap", "backup", "index", "meeting", "ticket", "retro", "demo",
 )
-_EPOCH = datetime(2024, 1, 8, 9, 0, tzinfo=timezone.utc)
+_EPOCH = datetime(2024, 1, 8, 9, 0, tzinfo=UTC)
 
 
 @dataclass(frozen=True)
