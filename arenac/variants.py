@@ -91,7 +91,7 @@ def cells(spec: TaskSpec, library: Library, errors: Collector) -> Iterator[Varia
     chart = chart_digest(entry.directory / "chart")
     dims = dimensions(spec)
     for cell in itertools.product(*(values for _, values in dims)):
-        coordinates = {name: value for (name, _), value in zip(dims, cell)}
+        coordinates = {name: value for (name, _), value in zip(dims, cell, strict=True)}
         try:
             variant = _variant(spec, coordinates, entry, errors)
         except Pruned as reason:
@@ -153,7 +153,7 @@ def _manifest(text: str, template: str, spec: TaskSpec, substrate: Substrate, er
         comparison = parse_comparison(SourceFile(f"<manifest of {template}>", text))
     except DiagnosticError as error:
         errors.extend(error.diagnostics)
-        raise Pruned(f"fault template '{template}' has an invalid manifestation predicate")
+        raise Pruned(f"fault template '{template}' has an invalid manifestation predicate") from error
     predicate = lower_predicate(comparison, ExprContext(substrate=substrate, phases=phases, collector=local))
     if predicate is None:
         errors.extend(local.items)

@@ -87,7 +87,8 @@ class ReadCommands(KubectlSession):
                 self.need("list", rt)
                 items = self.objects(rt)
                 if p.value("selector"):
-                    items = [o for o in items if match_labels(p.value("selector") or "", o["metadata"].get("labels") or {})]
+                    selector = p.value("selector") or ""
+                    items = [o for o in items if match_labels(selector, o["metadata"].get("labels") or {})]
                 shown.extend(items)
         if not shown:
             self._err.append(f"No resources found in {self._ns} namespace.")

@@ -105,7 +105,8 @@ class PodExec:
         self.inflight = inflight or InFlight()  # shared with the broker's other tools: the freeze ends them
 
     def run(self, component: str, pod: str, argv: Sequence[str], endpoints: Endpoints, *,
-            stdin: bytes | None = None, timeout: float = 120.0, extra_env: Mapping[str, str] | None = None) -> ExecResult:
+            stdin: bytes | None = None, timeout: float = 120.0,
+            extra_env: Mapping[str, str] | None = None) -> ExecResult:
         if not argv:
             return ExecResult(1, b"", b"error: you must specify at least one command for the container\n")
         scratch = Path(tempfile.mkdtemp(prefix="arenac-exec-"))

@@ -196,7 +196,8 @@ class GateLowering:
             for ref in names:
                 service = services.get(ref.text)
                 if service is None:
-                    self.errors.error("E0203", f"unknown service '{ref.text}'", ref.span, did_you_mean(ref.text, services))
+                    self.errors.error("E0203", f"unknown service '{ref.text}'", ref.span,
+                                      did_you_mean(ref.text, services))
                     return None
                 if not service.restartable:
                     self.errors.error("E0504", f"service '{ref.text}' cannot be restarted", ref.span)

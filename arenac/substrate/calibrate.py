@@ -118,7 +118,7 @@ class LoadGenerator:
         self.rng = random.Random(seed)
         self.tokens: dict[str, str] = {}
         self.last_seq = {name: MESSAGES_PER_CHANNEL for name, _ in CHANNELS}
-        routes, weights = zip(*sorted(profile.mix.items()))  # weights may be fractional
+        routes, weights = zip(*sorted(profile.mix.items()), strict=True)  # weights may be fractional
         self._routes, self._weights = list(routes), list(weights)
 
     async def run(self) -> RunResult:

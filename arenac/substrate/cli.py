@@ -100,7 +100,8 @@ def substrate() -> None:
               help="release for every service, or for one service (repeatable)")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
               help="SERVICE.KEY=V, KEY=V (every service reading KEY), redis.maxmemory=V, postgres.SETTING=V")
-def up(name: str, data_dir: Path | None, ready_file: Path | None, releases: tuple[str, ...], sets: tuple[str, ...]) -> None:
+def up(name: str, data_dir: Path | None, ready_file: Path | None, releases: tuple[str, ...],
+       sets: tuple[str, ...]) -> None:
     """Run the substrate in the foreground until Ctrl-C or SIGTERM."""
     # lazily, here and below: `arenac --help` imports this module to list its commands
     from arenac.substrate.spine.keys import SERVICES, ConfigError

@@ -63,20 +63,25 @@ EXAMPLES: list[tuple[str, str, str | None, list[str]]] = [
      ['task t {\n  title "x"\n}\n', 'task t {\n  substrate spine\n}\n']),
     ("E0111", "unclosed block: '}' expected before the end of the file", "every '{' needs a matching '}'",
      ['task t {\n  title = "x"\n', 'task t {\n  gate outcome {\n  }\n']),
-    ("E0112", "a fault is declared as `fault NAME = template(args)`", "e.g. `fault pool = spine.pool_size(service: message, size: 4)`",
+    ("E0112", "a fault is declared as `fault NAME = template(args)`",
+     "e.g. `fault pool = spine.pool_size(service: message, size: 4)`",
      ['task t {\n  fault pool spine.pool_size()\n}\n', 'task t {\n  fault = spine.pool_size()\n}\n']),
     ("E0113", "an onset is `at start`, `after <duration>`, `every <d> offset <d> for <d>` or `when <predicate>`", None,
-     ['task t {\n  fault f = a.b() {\n    onset = start\n  }\n}\n', 'task t {\n  fault f = a.b() {\n    onset = after\n  }\n}\n',
+     ['task t {\n  fault f = a.b() {\n    onset = start\n  }\n}\n',
+      'task t {\n  fault f = a.b() {\n    onset = after\n  }\n}\n',
       'task t {\n  fault f = a.b() {\n    onset = every 10s\n  }\n}\n']),
-    ("E0114", "a gate statement is a comparison, or starts with survives, changes only, guard, protect, invariant or use", None,
-     ['task t {\n  gate outcome {\n    error_rate(send)\n  }\n}\n', 'task t {\n  gate outcome {\n    goodput\n  }\n}\n']),
+    ("E0114",
+     "a gate statement is a comparison, or starts with survives, changes only, guard, protect, invariant or use", None,
+     ['task t {\n  gate outcome {\n    error_rate(send)\n  }\n}\n',
+      'task t {\n  gate outcome {\n    goodput\n  }\n}\n']),
     ("E0115", "an oracle step is `repair FAULT`, `wait until healthy within <d>`, `wait <d>` or `declare`", None,
      ['task t {\n  oracle {\n    fix pool\n  }\n}\n', 'task t {\n  oracle {\n    wait until healthy\n  }\n}\n']),
     ("E0116", "a call's arguments are separated by commas", None,
      ['task t {\n  fault f = a.b(x: 1 y: 2)\n}\n', 'task t {\n  fault f = a.b(x: n y: 2)\n}\n',
       'task t {\n  fault f = a.b(x: 1s y: 2)\n}\n', 'task t {\n  fault f = a.b(x: "s" y: 2)\n}\n']),
     ("E0117", "'recur' is written `recur = after declare` or `recur = after declare + <duration>`", None,
-     ['task t {\n  fault f = a.b() {\n    recur = 60s\n  }\n}\n', 'task t {\n  fault f = a.b() {\n    recur = after 60s\n  }\n}\n']),
+     ['task t {\n  fault f = a.b() {\n    recur = 60s\n  }\n}\n',
+      'task t {\n  fault f = a.b() {\n    recur = after 60s\n  }\n}\n']),
 ]
 
 
@@ -105,7 +110,8 @@ def describe_unexpected(error, source: SourceFile, text: str) -> Diagnostic:
     if isinstance(error, UnexpectedCharacters):
         char = text[error.pos_in_stream] if error.pos_in_stream < len(text) else ""
         if char == '"':
-            return Diagnostic("E0103", "unterminated string", span, "close it with '\"' on the same line, or use \"\"\"...\"\"\"")
+            return Diagnostic("E0103", "unterminated string", span,
+                              "close it with '\"' on the same line, or use \"\"\"...\"\"\"")
         return Diagnostic("E0102", f"unexpected character {char!r}", span, _expected_hint(error.allowed))
     if isinstance(error, UnexpectedEOF):
         return Diagnostic("E0111", "unexpected end of file", span, _expected_hint(error.expected))

@@ -82,5 +82,6 @@ def parse_comparison(source: SourceFile) -> ast.Comparison:
         tree = lark_parser().parse(source.text.strip(), start="comparison")
     except UnexpectedInput as error:
         line, column = getattr(error, "line", 1) or 1, getattr(error, "column", 1) or 1
-        raise single_error("E0101", "invalid predicate", Span.point(source.name, max(line, 1), max(column, 1)))
+        raise single_error("E0101", "invalid predicate",
+                           Span.point(source.name, max(line, 1), max(column, 1))) from error
     return ToAst(source.name).transform(tree)

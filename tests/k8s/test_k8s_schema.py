@@ -71,7 +71,8 @@ def test_wrong_type_fails() -> None:
 def test_unknown_api_is_a_problem_not_a_pass() -> None:
     obj = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}
     [problem] = validate_objects([obj], versions=(LATEST,))
-    assert problem == SchemaProblem("Widget", "w", LATEST, f"no schema for example.com/v1 Widget in Kubernetes {LATEST}")
+    assert problem == SchemaProblem("Widget", "w", LATEST,
+                                    f"no schema for example.com/v1 Widget in Kubernetes {LATEST}")
 
 
 def test_problems_are_sorted_and_only_for_bad_objects() -> None:

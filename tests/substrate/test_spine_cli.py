@@ -51,7 +51,8 @@ def test_up_writes_the_ready_file_and_stops_everything_on_sigterm(tmp_path: Path
         assert status.returncode == 0, status.stderr
         assert all(item["ready"] for item in json.loads(status.stdout))
 
-        pids = [p.pid for pid in endpoints.pids.values() for p in (psutil.Process(pid), *psutil.Process(pid).children())]
+        pids = [p.pid for pid in endpoints.pids.values()
+                for p in (psutil.Process(pid), *psutil.Process(pid).children())]
         up.send_signal(signal.SIGTERM)
         _, err = up.communicate(timeout=30)
     finally:

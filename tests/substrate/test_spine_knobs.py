@@ -35,7 +35,8 @@ def channel_seqs(spine: Spine, channel: str) -> list[int]:
 def test_tiny_pool_times_out_under_concurrent_sends(healthy: Spine) -> None:
     token = healthy.login()
     assert statuses(healthy.concurrent_sends("eng", 200, token)) == {201: 200}
-    healthy.admin("message", "/admin/config", {"DB_POOL_SIZE": "1", "DB_POOL_OVERFLOW": "0", "DB_POOL_TIMEOUT_MS": "50"})
+    healthy.admin("message", "/admin/config",
+                  {"DB_POOL_SIZE": "1", "DB_POOL_OVERFLOW": "0", "DB_POOL_TIMEOUT_MS": "50"})
     try:
         replies = healthy.concurrent_sends("eng", 200, token)
     finally:
@@ -110,7 +111,8 @@ def test_strict_read_event_adds_the_hold_then_timeouts(healthy: Spine) -> None:
         held = healthy.read("general", 30, token)
         assert held.status == 200 and 0.3 <= held.seconds < 1.5
         # the hold keeps a pooled connection busy: under concurrency the pool runs dry
-        healthy.admin("channel", "/admin/config", {"DB_POOL_SIZE": "2", "DB_POOL_OVERFLOW": "0", "DB_POOL_TIMEOUT_MS": "500"})
+        healthy.admin("channel", "/admin/config",
+                      {"DB_POOL_SIZE": "2", "DB_POOL_OVERFLOW": "0", "DB_POOL_TIMEOUT_MS": "500"})
         replies = healthy.burst("GET", "/api/channels/general/messages?after=30", 20, token)
         assert statuses(replies)[503] >= 5, statuses(replies)
     finally:

@@ -78,7 +78,8 @@ def seed_sql() -> str:
         ",\n".join(f"  ({uid}, {_q(name)}, {_q(name.capitalize())})" for uid, name in enumerate(USERS, 1)) + ";",
         "INSERT INTO channels (id, name, topic, last_seq) VALUES",
         ",\n".join(
-            f"  ({cid}, {_q(name)}, {_q(topic)}, {MESSAGES_PER_CHANNEL})" for cid, (name, topic) in enumerate(CHANNELS, 1)
+            f"  ({cid}, {_q(name)}, {_q(topic)}, {MESSAGES_PER_CHANNEL})"
+            for cid, (name, topic) in enumerate(CHANNELS, 1)
         ) + ";",
         "INSERT INTO channel_members (channel_id, user_id) VALUES",
         ",\n".join(f"  ({index + 1}, {uid})" for index in range(len(CHANNELS)) for uid in members(index)) + ";",

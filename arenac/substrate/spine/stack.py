@@ -207,7 +207,9 @@ class SpineStack:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(yaml.safe_dump(self.spec.service_file(name), default_flow_style=False, sort_keys=True))
         self._env = env_with(self._wiring(keys, passfile))
-        cancelled = lambda: self._cancelled
+
+        def cancelled() -> bool:
+            return self._cancelled
 
         # each process is recorded (memory and ledger) as soon as it exists, before any wait
         self._check_cancelled()

@@ -11,8 +11,9 @@ Contract (every service):
   The token is read from a file (`SPINE_ADMIN_TOKEN_FILE`), never shown by any answer.
 - `GET /admin/config`: effective config, where each value comes from, reloadable keys, keys
   waiting for a restart. Credentials are never shown: a secret key's value is `<redacted>` and so
-  is the password inside any URL (Redis URLs); the admin API is what an agent may be granted. `POST /admin/config` with a JSON object {KEY: value} changes reloadable
-  keys in memory (all or none; 400 naming the key otherwise).
+  is the password inside any URL (Redis URLs); the admin API is what an agent may be granted.
+  `POST /admin/config` with a JSON object {KEY: value} changes reloadable keys in memory (all or
+  none; 400 naming the key otherwise).
 - `GET /admin/event`: {"events": {name: on}}; `POST /admin/event` {"name": ..., "on": bool}.
 - `POST /admin/reload`: re-read the config file and environment (drops run-time changes, resets
   events to `EVENTS`). A changed pool key or role that cannot be applied answers 503
@@ -81,7 +82,8 @@ class EventState:
     def check(self, names: tuple[str, ...]) -> None:
         unknown = [name for name in names if name not in self.known]
         if unknown:
-            raise ConfigError("EVENTS", f"unknown event(s) {', '.join(unknown)}; known: {', '.join(self.known) or 'none'}")
+            known = ", ".join(self.known) or "none"
+            raise ConfigError("EVENTS", f"unknown event(s) {', '.join(unknown)}; known: {known}")
 
     def reset(self, booted: tuple[str, ...]) -> None:
         self.check(booted)
@@ -114,17 +116,17 @@ class Component(ABC):
     def routes(self) -> list[web.RouteDef]:
         """Routes with a `name` (the metrics label), e.g. web.post(path, handler, name="send")."""
 
-    async def start(self) -> None:
+    async def start(self) -> None:  # noqa: B027 - optional hook, no-op by default
         """Start connecting and background work; must not block on dependencies."""
 
-    async def stop(self) -> None:
+    async def stop(self) -> None:  # noqa: B027 - optional hook, no-op by default
         """Stop background work and close connections."""
 
     def not_ready(self) -> str:
         """Empty when ready, else why not."""
         return ""
 
-    async def config_changed(self, keys: set[str]) -> None:
+    async def config_changed(self, keys: set[str]) -> None:  # noqa: B027 - optional hook, no-op by default
         """React to changed effective keys (run-time change or reload)."""
 
     def admin_routes(self) -> list[web.RouteDef]:
