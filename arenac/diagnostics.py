@@ -27,7 +27,7 @@ class Diagnostic:
     hint: str | None = None
     severity: str = "error"
 
-    def sort_key(self) -> tuple:
+    def sort_key(self) -> tuple[str, int, int, str]:
         span = self.span
         return (span.file, span.line, span.column, self.code) if span else ("", 0, 0, self.code)
 

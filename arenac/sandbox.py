@@ -205,7 +205,8 @@ def hidden_paths() -> list[str]:
     """The installed compiler's own directories (package, library, grammar) and the runner's
     working directory (a checkout holds tasks/ and golden bundles) where they lie inside a system
     directory the sandbox shows: each is covered by an empty tmpfs."""
-    candidates = {os.path.dirname(os.path.realpath(m.__file__)) for m in (arenac, arenac.grammar, arenac.library)}
+    candidates = {os.path.dirname(os.path.realpath(file))
+                  for file in (arenac.__file__, arenac.grammar.__file__, arenac.library.__file__)}
     candidates.add(os.path.realpath(os.getcwd()))
     return sorted(path for path in candidates
                   if any(path == d or path.startswith(d + "/") for d in SYSTEM_DIRS) and path not in SYSTEM_DIRS)

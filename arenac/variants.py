@@ -22,6 +22,7 @@ import itertools
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from arenac.channels import bind
 from arenac.diagnostics import Collector, DiagnosticError
@@ -46,7 +47,7 @@ class Pruned(Exception):
 
 # Parts of a variant that are not its content: the id itself, and what the spec holds for
 # every cell (all alternatives of faults and access) or only names the file it came from.
-_NOT_CONTENT = {"id": True, "spec": {"faults": True, "access": True, "source": True}}
+_NOT_CONTENT: dict[str, Any] = {"id": True, "spec": {"faults": True, "access": True, "source": True}}
 _ID_PLACEHOLDER = "-"
 
 

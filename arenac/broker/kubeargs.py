@@ -209,7 +209,7 @@ def targets(args: Sequence[str]) -> list[tuple[ResourceType, str | None]]:
     if not args:
         return []
     if "/" in args[0]:
-        out = []
+        out: list[tuple[ResourceType, str | None]] = []
         for arg in args:
             kind, sep, name = arg.partition("/")
             if not sep or not name:

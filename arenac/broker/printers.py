@@ -161,7 +161,8 @@ def render(objects: Sequence[dict[str, Any]], output: str, *, single: bool, show
         if obj["kind"] not in kinds:
             kinds.append(obj["kind"])
     for kind in kinds:
-        rows, headers = [], []
+        rows: list[Row] = []
+        headers: Row = []
         for obj in (o for o in objects if o["kind"] == kind):
             headers, row = COLUMNS.get(kind, _generic)(obj, output == "wide")
             if show_kind:

@@ -35,7 +35,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from arenac.broker import client
 from arenac.broker.outcome import ToolResult
@@ -66,7 +66,8 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
 class _Handler(socketserver.StreamRequestHandler):
     def handle(self) -> None:
         line = self.rfile.readline(MAX_REQUEST + 1)
-        answer = self.server.broker.answer(line)  # type: ignore[attr-defined]
+        server = cast(_Server, self.server)  # typeshed knows it only as a BaseServer
+        answer = server.broker.answer(line)
         try:
             self.wfile.write(json.dumps(answer).encode() + b"\n")
         except (BrokenPipeError, ConnectionResetError):

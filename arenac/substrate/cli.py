@@ -168,8 +168,8 @@ def up(name: str, data_dir: Path | None, ready_file: Path | None, releases: tupl
         if flag.signal_name:
             click.echo(f"spine: {flag.signal_name}, stopping", err=True)
         stack.stop()
-        if published:
-            ready_file.unlink(missing_ok=True)  # type: ignore[union-attr]
+        if published and ready_file is not None:  # published: the ready file was written
+            ready_file.unlink(missing_ok=True)
         if temporary:
             shutil.rmtree(root, ignore_errors=True)
         for sig, handler in previous.items():

@@ -33,7 +33,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import asyncpg
 import redis.exceptions
@@ -45,6 +45,9 @@ from arenac.substrate.spine.keys import EVENTS, ConfigError, redact_text
 from arenac.substrate.spine.releases import Release
 from arenac.substrate.spine.service.common import json_object
 from arenac.substrate.spine.service.db import Database, NotReady, PoolRebuildError, PoolTimeout
+
+if TYPE_CHECKING:
+    from aiohttp.typedefs import Middleware
 
 log = logging.getLogger(__name__)
 
@@ -188,7 +191,7 @@ async def observe(request: web.Request, handler: Handler) -> web.StreamResponse:
 ADMIN_PREFIX = "/admin"
 
 
-def admin_guard(token: str) -> Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]:
+def admin_guard(token: str) -> Middleware:
     """Middleware: /admin/* answers 401 unless the request carries `Authorization: Bearer <token>`."""
     expected = f"Bearer {token}".encode() if token else None
 
@@ -273,10 +276,11 @@ def build_app(component: Component, admin_token: str = "") -> web.Application:
 
     async def post_event(request: web.Request) -> web.Response:
         body = await json_object(request)
-        if not isinstance(body.get("name"), str) or not isinstance(body.get("on"), bool):
+        name, on = body.get("name"), body.get("on")
+        if not isinstance(name, str) or not isinstance(on, bool):
             return error(400, "bad_event", 'expected {"name": str, "on": bool}')
         try:
-            ctx.events.switch(body["name"], body["on"])
+            ctx.events.switch(name, on)
         except ConfigError as exc:
             return error(404, "unknown_event", str(exc))
         return web.json_response({"events": ctx.events.on})

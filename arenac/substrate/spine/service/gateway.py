@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import aiohttp
 from aiohttp import web
-from aiohttp.typedefs import Handler
 
-from arenac.substrate.spine.service.app import Component, error
+from arenac.substrate.spine.service.app import Component, Handler, error
 from arenac.substrate.spine.service.common import USER_HEADER, verify_token
 
 
