@@ -18,7 +18,7 @@ from __future__ import annotations
 import importlib
 import sys
 from pathlib import Path
-from typing import NoReturn
+from typing import ClassVar, NoReturn
 
 import click
 
@@ -70,7 +70,7 @@ class LazyGroup(click.Group):
     """Commands that live in their own packages are imported only when invoked (or listed in
     --help), so that `arenac check` never pays for the verifier's or the substrate's imports."""
 
-    lazy = {
+    lazy: ClassVar[dict[str, str]] = {
         "substrate": "arenac.substrate.cli:substrate",
         "grade": "arenac.verify.cli:grade",
     }
@@ -136,7 +136,8 @@ def compile_command(paths, out, output_format):
     for task in compilation.tasks:
         spec = task.lowered.spec
         variants, pruned = task.variants, task.pruned
-        click.echo(f"{spec.name}: {len(variants)} variant(s), {len(pruned)} pruned -> {Path(out, spec.name).as_posix()}/")
+        click.echo(f"{spec.name}: {len(variants)} variant(s), {len(pruned)} pruned -> "
+                   f"{Path(out, spec.name).as_posix()}/")
         for variant in variants:
             cell = ", ".join(f"{k}={v}" for k, v in variant.coordinates.items())
             click.echo(f"  {variant.id}  {cell}")

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
 
 from arenac.source import SourceFile, Span
 
@@ -27,7 +27,7 @@ class Diagnostic:
     hint: str | None = None
     severity: str = "error"
 
-    def sort_key(self) -> tuple:
+    def sort_key(self) -> tuple[str, int, int, str]:
         span = self.span
         return (span.file, span.line, span.column, self.code) if span else ("", 0, 0, self.code)
 

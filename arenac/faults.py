@@ -32,7 +32,7 @@ def placeholders(template: FaultTemplate, args: dict[str, str | int | float]) ->
     for name, value in args.items():
         kind = types.get(name)
         if kind == "duration":
-            values[name] = str(int(round(float(value) * 1000)))
+            values[name] = str(round(float(value) * 1000))
             values[f"{name}_s"] = _number(float(value))
         elif kind in ("int", "size"):
             values[name] = str(int(value))

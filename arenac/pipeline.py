@@ -137,13 +137,14 @@ def read_sources(paths: list[str]) -> dict[str, SourceFile]:
         source, problem = _read(path, name)
         if source is not None:
             shown[name] = source
-        if problem is None and not _is_library_file(path) and _defines_no_task(source):
-            problem = Diagnostic("E0605", "the file defines no task", Span.point(name, 1, 1),
-                                 "a spec file holds at least one `task NAME { ... }`")
+        if problem is None and source is not None:  # _read gives the text, or why it cannot
+            if not _is_library_file(path) and _defines_no_task(source):
+                problem = Diagnostic("E0605", "the file defines no task", Span.point(name, 1, 1),
+                                     "a spec file holds at least one `task NAME { ... }`")
+            else:
+                sources[name] = source
         if problem is not None:
             problems.append(problem)
-        else:
-            sources[name] = source
     if problems:
         raise DiagnosticError(problems, sources=shown)
     return sources

@@ -18,7 +18,8 @@ Contract:
   of its own PID namespace and a minimal /dev. Nothing else: not the project checkout, the
   installed compiler, the library, tasks/, the bundle, the run or scratch directory, nor
   another episode's leftovers (the compiler's directories and the runner's working directory are
-  covered by an empty tmpfs should they lie under /usr or /etc). A fresh tmpfs is empty at the start and gone with the namespace.
+  covered by an empty tmpfs should they lie under /usr or /etc). A fresh tmpfs is empty at the
+  start and gone with the namespace.
 - `command(argv, layout)` is the bwrap command line: new PID, IPC, UTS and cgroup namespaces,
   a network namespace of its own (only its own loopback) unless `network="host"`, no further
   user namespaces, a new terminal session, and death with the runner. The mount list is passed
@@ -29,8 +30,8 @@ Contract:
   namespace, and the machine's network (a pod reaches its Services).
 - A sandboxed agent is ended in one step: killing the outer bwrap kills the namespace's init,
   and with it the kernel kills every process of the namespace, however it detached (setsid,
-  double fork; no nested namespace can be made: --disable-userns). `namespace_members(ns)` lists the host PIDs still in a PID
-  namespace, so the freeze can prove that none remain.
+  double fork; no nested namespace can be made: --disable-userns). `namespace_members(ns)` lists
+  the host PIDs still in a PID namespace, so the freeze can prove that none remain.
 """
 
 from __future__ import annotations
@@ -204,7 +205,8 @@ def hidden_paths() -> list[str]:
     """The installed compiler's own directories (package, library, grammar) and the runner's
     working directory (a checkout holds tasks/ and golden bundles) where they lie inside a system
     directory the sandbox shows: each is covered by an empty tmpfs."""
-    candidates = {os.path.dirname(os.path.realpath(m.__file__)) for m in (arenac, arenac.grammar, arenac.library)}
+    candidates = {os.path.dirname(os.path.realpath(file))
+                  for file in (arenac.__file__, arenac.grammar.__file__, arenac.library.__file__)}
     candidates.add(os.path.realpath(os.getcwd()))
     return sorted(path for path in candidates
                   if any(path == d or path.startswith(d + "/") for d in SYSTEM_DIRS) and path not in SYSTEM_DIRS)

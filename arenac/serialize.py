@@ -16,22 +16,25 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 
 def dump_json(data: Any) -> str:
     return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
 
 
-def _yaml_dumper():
+def _yaml_dumper() -> Any:  # yaml.CSafeDumper or yaml.SafeDumper: the classes share no base
     # libyaml's emitter writes the same bytes as the pure-Python one (tests/test_determinism.py
     # checks it over every bundle), four times faster; machines without libyaml use the latter.
     return getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
-def dump_yaml(data: Any, dumper=None) -> str:
+def dump_yaml(data: Any, dumper: Any = None) -> str:
     return yaml.dump(data, Dumper=dumper or _yaml_dumper(), sort_keys=True, default_flow_style=False,
                      allow_unicode=True, width=100)
 
@@ -46,7 +49,7 @@ def dump_yaml_documents(documents: list[Any]) -> str:
     return "".join("---\n" + dump_yaml(doc) for doc in documents)
 
 
-def model_data(model) -> Any:
+def model_data(model: BaseModel) -> Any:
     """A pydantic model as plain JSON-compatible data."""
     return model.model_dump(mode="json")
 

@@ -20,7 +20,7 @@ class Span:
     end_column: int
 
     @classmethod
-    def point(cls, file: str, line: int, column: int, width: int = 1) -> "Span":
+    def point(cls, file: str, line: int, column: int, width: int = 1) -> Span:
         return cls(file, line, column, line, column + max(width, 1))
 
 
@@ -31,7 +31,7 @@ class SourceFile:
     _lines: list[str] = field(default_factory=list, compare=False, repr=False)
 
     @classmethod
-    def read(cls, path: Path, display_name: str | None = None) -> "SourceFile":
+    def read(cls, path: Path, display_name: str | None = None) -> SourceFile:
         text = path.read_text(encoding="utf-8")
         return cls(display_name or str(path), text)
 

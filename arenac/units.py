@@ -13,7 +13,7 @@ from enum import Enum
 from pydantic import BaseModel, ConfigDict
 
 
-class Dimension(str, Enum):
+class Dimension(str, Enum):  # noqa: UP042 - a StrEnum's str() and format() differ
     number = "number"
     duration = "duration"
     fraction = "fraction"
@@ -66,7 +66,7 @@ def format_seconds(seconds: float) -> str:
         return f"{int(seconds // 60)}m"
     if seconds >= 1 and float(seconds).is_integer():
         return f"{int(seconds)}s"
-    return f"{int(round(seconds * 1000))}ms"
+    return f"{round(seconds * 1000)}ms"
 
 
 # Units an author writes a value of each dimension in, largest first; `format_quantity` picks

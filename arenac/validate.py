@@ -124,8 +124,8 @@ def _check_durability(lowered: LoweredTask, variant: Variant, where: str, errors
     for fault in variant.faults:
         if fault.decoy:
             continue
-        stores = sorted({_ACTION_STORE.get(type(b.action)) or getattr(b.action, "service", None)
-                         for b in fault.repair} & (volatile - restarted))
+        touched = {_ACTION_STORE.get(type(b.action)) or getattr(b.action, "service", None) for b in fault.repair}
+        stores = sorted((volatile - restarted) & touched)
         for store in stores:
             errors.error("E0513", f"`survives restart({', '.join(first.services)})` cannot prove that a repair of "
                          f"'{fault.name}' is durable: it acts on {store}, whose run-time changes only a restart of "
@@ -179,4 +179,4 @@ def _cell(variant: Variant) -> str:
     return " (variant " + ", ".join(f"{k}={v}" for k, v in variant.coordinates.items()) + ")"
 
 
-__all__ = ["check_task", "check_matrix", "check_variant", "oracle_end_state", "Target"]
+__all__ = ["Target", "check_matrix", "check_task", "check_variant", "oracle_end_state"]

@@ -22,6 +22,7 @@ import itertools
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from arenac.channels import bind
 from arenac.diagnostics import Collector, DiagnosticError
@@ -46,7 +47,7 @@ class Pruned(Exception):
 
 # Parts of a variant that are not its content: the id itself, and what the spec holds for
 # every cell (all alternatives of faults and access) or only names the file it came from.
-_NOT_CONTENT = {"id": True, "spec": {"faults": True, "access": True, "source": True}}
+_NOT_CONTENT: dict[str, Any] = {"id": True, "spec": {"faults": True, "access": True, "source": True}}
 _ID_PLACEHOLDER = "-"
 
 
@@ -91,7 +92,7 @@ def cells(spec: TaskSpec, library: Library, errors: Collector) -> Iterator[Varia
     chart = chart_digest(entry.directory / "chart")
     dims = dimensions(spec)
     for cell in itertools.product(*(values for _, values in dims)):
-        coordinates = {name: value for (name, _), value in zip(dims, cell)}
+        coordinates = {name: value for (name, _), value in zip(dims, cell, strict=True)}
         try:
             variant = _variant(spec, coordinates, entry, errors)
         except Pruned as reason:
@@ -153,7 +154,7 @@ def _manifest(text: str, template: str, spec: TaskSpec, substrate: Substrate, er
         comparison = parse_comparison(SourceFile(f"<manifest of {template}>", text))
     except DiagnosticError as error:
         errors.extend(error.diagnostics)
-        raise Pruned(f"fault template '{template}' has an invalid manifestation predicate")
+        raise Pruned(f"fault template '{template}' has an invalid manifestation predicate") from error
     predicate = lower_predicate(comparison, ExprContext(substrate=substrate, phases=phases, collector=local))
     if predicate is None:
         errors.extend(local.items)

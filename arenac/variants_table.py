@@ -36,9 +36,9 @@ def render_matrix(rows: list[MatrixRow]) -> str:
     table = [[r.task, r.variant or "-", ", ".join(f"{k}={v}" for k, v in r.coordinates.items()),
               "built" if r.variant else f"pruned: {r.reason}"] for r in rows]
     widths = [max(len(header[i]), *(len(row[i]) for row in table)) if table else len(header[i]) for i in range(3)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(header[:3], widths)) + "  " + header[3]]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(header[:3], widths, strict=True)) + "  " + header[3]]
     for row in table:
-        lines.append("  ".join(c.ljust(w) for c, w in zip(row[:3], widths)) + "  " + row[3])
+        lines.append("  ".join(c.ljust(w) for c, w in zip(row[:3], widths, strict=True)) + "  " + row[3])
     built = sum(1 for r in rows if r.variant)
     lines.append(f"{built} variant(s) built, {len(rows) - built} pruned")
     return "\n".join(lines)

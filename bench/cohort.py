@@ -41,7 +41,8 @@ def main(path: str) -> None:
     report = json.loads(Path(path).read_text())
     adversarial = "adversary_k" in report
     extra = " adversaries |" if adversarial else ""
-    print(f"| task | variant | cell | healthy (pass) | no-op (fail) | oracle (pass) |{extra} qualified | mean episode |")
+    print(f"| task | variant | cell | healthy (pass) | no-op (fail) | oracle (pass) |{extra} "
+          "qualified | mean episode |")
     print("| --- | --- | --- | --- | --- | --- |" + (" --- |" if adversarial else "") + " --- | --- |")
     walls, outcomes = [], {}  # run_dir -> met its expectation (a shared healthy run counts once)
     for variant in report["variants"]:
@@ -68,7 +69,8 @@ def main(path: str) -> None:
     qualified = sum(1 for v in report["variants"] if v["ok"])
     print()
     met = sum(outcomes.values())
-    print(f"{qualified}/{len(report['variants'])} variants qualified; {met}/{len(outcomes)} episodes met their expectation; "
+    print(f"{qualified}/{len(report['variants'])} variants qualified; "
+          f"{met}/{len(outcomes)} episodes met their expectation; "
           f"k={report['k']}, time scale {report['time_scale']}, jobs {report.get('jobs', '?')}, "
           f"wall {report.get('wall_s', '?')} s; episode wall mean {statistics.mean(walls):.1f} s, "
           f"max {max(walls):.1f} s")

@@ -54,8 +54,10 @@ GOLDEN = {
         'task t {\n  instruction = """\n   odd  indent   \n\t\ttab  # not a comment\n      """ | "y"\n}\n',
     ),
     "indent-two-spaces-per-brace": (
-        "task t {\nfault f = x.y() {\n\t  onset = at start\n        }\n      access a {\n  allow s\n} gate g {\n a <= 1\n   }\n}\n",
-        "task t {\n  fault f = x.y() {\n    onset = at start\n  }\n  access a {\n    allow s\n  } gate g {\n    a <= 1\n  }\n}\n",
+        "task t {\nfault f = x.y() {\n\t  onset = at start\n        }\n"
+        "      access a {\n  allow s\n} gate g {\n a <= 1\n   }\n}\n",
+        "task t {\n  fault f = x.y() {\n    onset = at start\n  }\n"
+        "  access a {\n    allow s\n  } gate g {\n    a <= 1\n  }\n}\n",
     ),
     "closers-on-one-line": (
         "task t {\n  access a {\n    allow x\n    } }\ntask u {\n  x = 1\n}\n",
@@ -86,8 +88,10 @@ GOLDEN = {
         "load l {\n  warmup = 20s at 20/s\n}\n",
     ),
     "grouping-parens-after-keyword": (
-        "task t {\n  fault f = g() {\n    onset = when ( a+b )*2 >= 3\n  }\n  gate g {\n    guard(a)<=1\n    (a) <= (1)\n  }\n}\n",
-        "task t {\n  fault f = g() {\n    onset = when (a + b) * 2 >= 3\n  }\n  gate g {\n    guard (a) <= 1\n    (a) <= (1)\n  }\n}\n",
+        "task t {\n  fault f = g() {\n    onset = when ( a+b )*2 >= 3\n  }\n"
+        "  gate g {\n    guard(a)<=1\n    (a) <= (1)\n  }\n}\n",
+        "task t {\n  fault f = g() {\n    onset = when (a + b) * 2 >= 3\n  }\n"
+        "  gate g {\n    guard (a) <= 1\n    (a) <= (1)\n  }\n}\n",
     ),
     "blank-lines": (
         "\n\n\ntask t {\n\n\n  x = 1\n\n\n\n  y = 2\n  \n\t\n}\n\n\n\nload l {\n  # c\n\n}\n\n\n",
@@ -102,12 +106,16 @@ GOLDEN = {
         'task t {\n  x = """\n  a\n  """\n}\n',
     ),
     "alignment-normalised": (
-        'task t {\n  title     = "x"\n  substrate = spine\n  gate g {\n    error_rate(send)     <= 1%   # a\n    goodput              >= 2   # b\n  }\n}\n',
-        'task t {\n  title = "x"\n  substrate = spine\n  gate g {\n    error_rate(send) <= 1%  # a\n    goodput >= 2  # b\n  }\n}\n',
+        'task t {\n  title     = "x"\n  substrate = spine\n'
+        '  gate g {\n    error_rate(send)     <= 1%   # a\n    goodput              >= 2   # b\n  }\n}\n',
+        'task t {\n  title = "x"\n  substrate = spine\n'
+        '  gate g {\n    error_rate(send) <= 1%  # a\n    goodput >= 2  # b\n  }\n}\n',
     ),
     "oracle-and-keywords": (
-        "task t {\n  oracle   {   # golden\n    repair  p\n    wait   until healthy   within 60s\n    wait 5s\n    declare\n  }\n}\n",
-        "task t {\n  oracle {  # golden\n    repair p\n    wait until healthy within 60s\n    wait 5s\n    declare\n  }\n}\n",
+        "task t {\n  oracle   {   # golden\n    repair  p\n"
+        "    wait   until healthy   within 60s\n    wait 5s\n    declare\n  }\n}\n",
+        "task t {\n  oracle {  # golden\n    repair p\n"
+        "    wait until healthy within 60s\n    wait 5s\n    declare\n  }\n}\n",
     ),
     "one-line-gate-kept-on-one-line": (
         "task t {\n  gate outcome=standard_outcome( route:send )# m\n    gate safety   =  m( a , b:c|d )\n"

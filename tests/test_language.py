@@ -373,7 +373,8 @@ def test_standard_safety_expands_like_its_four_lines_and_its_oracle_passes_the_c
 
 
 def test_a_missing_oracle_repairs_every_fault_but_the_decoys_in_order_then_declares():
-    text = spec(access="confined | shell").replace("  gate outcome {", DECOY_DECL + """  fault memory = spine.redis_maxmemory(size: 1Mi) {
+    text = spec(access="confined | shell").replace("  gate outcome {", DECOY_DECL + """\
+  fault memory = spine.redis_maxmemory(size: 1Mi) {
     layer = runtime
   }
   gate outcome {""").replace("message.DB_POOL_OVERFLOW)", "message.DB_POOL_OVERFLOW), redis(maxmemory)")
@@ -459,7 +460,8 @@ def test_a_macro_calls_mistakes_read_the_same_in_both_forms(call):
     short = MINIMAL.replace(default, call)
     braced = BRACED.replace(f"use {default}", f"use {call}")
     found = diagnostics(short)
-    assert found and found == [(code, message, text.removeprefix("use ")) for code, message, text in diagnostics(braced)]
+    assert found and found == [(code, message, text.removeprefix("use "))
+                               for code, message, text in diagnostics(braced)]
 
 
 def test_protect_queue_lowers_to_its_own_check_and_a_mixed_line_to_two():

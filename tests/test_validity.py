@@ -4,7 +4,6 @@ the RBAC lint finds nothing beyond what the access surface explicitly allows."""
 
 from __future__ import annotations
 
-
 import pytest
 import yaml
 

@@ -42,8 +42,9 @@ def open_broker(
 ) -> Broker:
     """A broker for one episode over a running stack (not started: call `start()`).
     `exec_user` runs `kubectl exec` commands (default: LocalCluster's, nobody when running as root)."""
-    options = {"exec_user": exec_user} if exec_user is not None else {}
-    cluster = LocalCluster(stack, namespace=rbac_namespace(rbac_objects), **options)
+    namespace = rbac_namespace(rbac_objects)
+    cluster = (LocalCluster(stack, namespace=namespace) if exec_user is None
+               else LocalCluster(stack, namespace=namespace, exec_user=exec_user))
     authorizer = Authorizer(rbac_objects, agent_user(rbac_objects))
     toolbox = ToolBox(cluster, surface, rbac_objects, authorizer=authorizer, time_scale=time_scale,
                       on_declare=on_declare, max_wait=max_wait)

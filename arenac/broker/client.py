@@ -28,7 +28,7 @@ def call(address: str, token: str, tool: str, argv: list[str], stdin: bytes | No
     kind, _, where = address.partition(":")
     if kind == "unix":
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        target: object = where
+        target: str | tuple[str, int] = where
     else:
         host, _, port = where.rpartition(":")
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

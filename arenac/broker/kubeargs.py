@@ -209,7 +209,7 @@ def targets(args: Sequence[str]) -> list[tuple[ResourceType, str | None]]:
     if not args:
         return []
     if "/" in args[0]:
-        out = []
+        out: list[tuple[ResourceType, str | None]] = []
         for arg in args:
             kind, sep, name = arg.partition("/")
             if not sep or not name:
@@ -284,14 +284,14 @@ def duration_seconds(text: str | None, default: float) -> float:
             raise Failed(f'error: invalid argument "{text}" for "--timeout" flag: time: invalid duration "{text}"')
         total += float(number) * units[unit]
         number, i = "", i + len(unit)
-    if number:
-        if total or number != "0":
-            raise Failed(f'error: invalid argument "{text}" for "--timeout" flag: time: missing unit in duration "{text}"')
+    if number and (total or number != "0"):
+        raise Failed(f'error: invalid argument "{text}" for "--timeout" flag: time: missing unit in duration "{text}"')
     return total or default
 
 
 def is_subresource(word: str) -> bool:
-    return word in ("log", "exec", "scale", "status", "attach", "portforward", "proxy", "eviction", "ephemeralcontainers")
+    return word in ("log", "exec", "scale", "status", "attach", "portforward", "proxy", "eviction",
+                    "ephemeralcontainers")
 
 
 def field_name(selector: str | None) -> str:

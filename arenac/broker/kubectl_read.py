@@ -87,7 +87,8 @@ class ReadCommands(KubectlSession):
                 self.need("list", rt)
                 items = self.objects(rt)
                 if p.value("selector"):
-                    items = [o for o in items if match_labels(p.value("selector") or "", o["metadata"].get("labels") or {})]
+                    selector = p.value("selector") or ""
+                    items = [o for o in items if match_labels(selector, o["metadata"].get("labels") or {})]
                 shown.extend(items)
         if not shown:
             self._err.append(f"No resources found in {self._ns} namespace.")
@@ -123,7 +124,7 @@ class ReadCommands(KubectlSession):
                 raise ClusterError(f'Error from server (BadRequest): previous terminated container "{component}" '
                                    f'in pod "{pod}" not found')
             text = self.cluster.pod_logs(pod, None if tail < 0 else tail)
-            if p.flag("prefix") or len(pods) > 1 and p.value("selector"):
+            if p.flag("prefix") or (len(pods) > 1 and p.value("selector")):
                 text = "".join(f"[pod/{pod}/{component}] {line}" for line in text.splitlines(keepends=True))
             self._out.append(text)
         return 0

@@ -132,7 +132,8 @@ class WriteCommands(KubectlSession):
             def change(obj: dict[str, Any]) -> dict[str, Any]:
                 containers = obj["spec"]["template"]["spec"]["containers"]
                 for container_name, image in images.items():
-                    chosen = containers if container_name == "*" else [c for c in containers if c["name"] == container_name]
+                    chosen = (containers if container_name == "*"
+                              else [c for c in containers if c["name"] == container_name])
                     if not chosen:
                         raise Failed(f'error: unable to find container named "{container_name}"')
                     for container in chosen:

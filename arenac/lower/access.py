@@ -90,12 +90,12 @@ def lower_access(defn: ast.AccessDef, substrate: Substrate, errors: Collector) -
             else:
                 db_role = rule.role.text
         elif isinstance(rule, ast.SourceRule):
-            for path in rule.paths:
-                if path.value.startswith("/") or ".." in path.value.split("/"):
-                    errors.error("E0306", f"source path '{path.value}' must be relative and inside the tree",
-                                 path.span)
+            for source in rule.paths:
+                if source.value.startswith("/") or ".." in source.value.split("/"):
+                    errors.error("E0306", f"source path '{source.value}' must be relative and inside the tree",
+                                 source.span)
                 else:
-                    sources.append(path.value)
+                    sources.append(source.value)
         elif isinstance(rule, ast.Use):
             errors.error("E0212", "`use` is not allowed inside an access surface", rule.span)
     if len(errors.items) > before:

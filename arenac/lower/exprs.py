@@ -76,6 +76,7 @@ def lower_predicate(stmt: ast.Predicate | ast.Comparison, ctx: ExprContext) -> P
                                 f"{stmt.window.quantity.text}", stmt.window.span,
                                 f"e.g. {example}, or leave it out to require the predicate over the whole soak")
             return None
+        assert stmt.window_kind is not None  # the grammar writes a window with its kind
         window, window_s = stmt.window_kind, stmt.window.quantity.value
     text = comparison_text(_substituted(comparison, ctx))
     if isinstance(stmt, ast.Predicate) and stmt.window is not None:

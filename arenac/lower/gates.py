@@ -151,9 +151,11 @@ class GateLowering:
         """`protect table(messages), queue(fanout)`: the data targets and the queues, each a check."""
         data = [call for call in stmt.targets if call.func.text != "queue"]
         queues = [call for call in stmt.targets if call.func.text == "queue"]
-        groups = [self.targets(call, kinds=PROTECT_KINDS) for call in data]
-        names = [self._queues(call) for call in queues]
-        if any(g is None for g in groups) or any(n is None for n in names):
+        found = [self.targets(call, kinds=PROTECT_KINDS) for call in data]
+        queued = [self._queues(call) for call in queues]
+        groups = [g for g in found if g is not None]
+        names = [n for n in queued if n is not None]
+        if len(groups) < len(found) or len(names) < len(queued):
             return []
         checks: list[SafetyCheck] = []
         if data:
@@ -196,7 +198,8 @@ class GateLowering:
             for ref in names:
                 service = services.get(ref.text)
                 if service is None:
-                    self.errors.error("E0203", f"unknown service '{ref.text}'", ref.span, did_you_mean(ref.text, services))
+                    self.errors.error("E0203", f"unknown service '{ref.text}'", ref.span,
+                                      did_you_mean(ref.text, services))
                     return None
                 if not service.restartable:
                     self.errors.error("E0504", f"service '{ref.text}' cannot be restarted", ref.span)
@@ -249,6 +252,7 @@ class GateLowering:
             return None
         service, key = parts
         described = self.ctx.substrate.service(service)
+        assert described is not None  # resolve_target checked the service
         if described.kind != "app":
             # only app services' config is snapshotted (through their admin API); a datastore's
             # ConfigMap is not, so such a guard could never be seen to hold
@@ -259,7 +263,7 @@ class GateLowering:
         healthy = described.config[key]
         kind = key_type(key, healthy)
         shown = f"config({target.ref})"
-        if kind.is_name:
+        if kind.dimension is None:  # a name
             if not isinstance(right, ast.Ref):
                 self.errors.error("E0302", f"{shown} holds a name, not {_literal_words(right)}", right.span,
                                   _name_example(comparison.op, healthy))
@@ -391,6 +395,7 @@ def _bound_example(op: str, healthy: str, kind: KeyType) -> str:
     if kind.dimension == Dimension.duration and value is not None:
         return f"write a duration, e.g. `{op} {format_quantity(value * kind.unit, Dimension.duration)}`"
     example = "64Mi" if kind.dimension == Dimension.size else "1s"
+    assert kind.dimension is not None  # a name's example is _name_example's
     return f"write {dimension_words(kind.dimension)}, e.g. `{op} {example}`"
 
 

@@ -156,8 +156,8 @@ def _define(entry: SubstrateEntry, macros: Macros, module: ast.Module, errors: C
         surface = lower_access(defn, entry.descriptor, errors)
         if surface is not None:
             entry.access[surface.name] = surface
-    for defn in module.loads:
-        profile = lower_load(defn, entry.descriptor, errors)
+    for load_def in module.loads:
+        profile = lower_load(load_def, entry.descriptor, errors)
         if profile is not None:
             entry.loads[profile.name] = profile
     for macro in module.macros:

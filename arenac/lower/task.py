@@ -144,8 +144,8 @@ def _namespace(task: ast.TaskDecl, module: ast.Module, library: Library, macros:
             ns.access[surface.name] = surface
         else:  # already reported; do not report its uses as unknown too
             ns.broken.add(defn.name.text)
-    for defn in module.loads:
-        profile = lower_load(defn, entry_substrate, errors)
+    for load_def in module.loads:
+        profile = lower_load(load_def, entry_substrate, errors)
         if profile is not None:
             ns.loads[profile.name] = profile
     ns.macros.update({m.name.text: m for m in module.macros})
@@ -320,6 +320,7 @@ def _range_words(low: float | None, high: float | None, dimension: Dimension) ->
         return f"{format_quantity(low, dimension)} to {format_quantity(high, dimension)}"
     if low is not None:
         return f"at least {format_quantity(low, dimension)}"
+    assert high is not None  # a range has a bound
     return f"at most {format_quantity(high, dimension)}"
 
 
@@ -363,8 +364,11 @@ def _onset(onset: ast.Onset, ctx: ExprContext):
     if onset.kind == "at_start":
         return Onset(kind="at_start")
     if onset.kind == "after":
+        assert onset.after is not None  # the grammar: `after <duration>`
         return Onset(kind="after", after_s=onset.after.quantity.value)
     if onset.kind == "every":
+        # the grammar: `every <d> offset <d> for <d>`
+        assert onset.every is not None and onset.offset is not None and onset.duration is not None
         example = "e.g. every 60s offset 20s for 10s"
         if not (_positive(onset.every, "a periodic onset's period", errors, example)
                 and _positive(onset.duration, "a periodic onset's duration", errors, example)):
@@ -375,6 +379,7 @@ def _onset(onset: ast.Onset, ctx: ExprContext):
                          onset.span)
             return None
         return Onset(kind="every", every_s=every, offset_s=offset, duration_s=duration)
+    assert onset.when is not None  # the grammar: `when <predicate>`
     predicate = lower_predicate(onset.when, ctx)
     return Onset(kind="when", when=predicate) if predicate else None
 
@@ -391,7 +396,7 @@ def _access_choice(task: ast.TaskDecl, namespace: Namespace, errors: Collector,
         return []
     for extra in choices[1:]:
         errors.error("E0208", "access is given twice", extra.span)
-    surfaces = []
+    surfaces: list[AccessSurface] = []
     for value in choices[0].alternatives:
         name = _text(value)
         short = name.split(".")[-1]
@@ -419,6 +424,7 @@ def _oracle(task: ast.TaskDecl, fault_decls: list[ast.FaultDecl], faults: set[st
     spans.oracle = decls[0].span
     for step in decls[0].steps:
         if step.kind == "repair":
+            assert step.target is not None  # the grammar: `repair FAULT`
             if step.target.text not in faults:
                 errors.error("E0203", f"unknown fault '{step.target.text}'", step.target.span,
                              did_you_mean(step.target.text, faults))
@@ -428,6 +434,7 @@ def _oracle(task: ast.TaskDecl, fault_decls: list[ast.FaultDecl], faults: set[st
             spans.repairs[step.target.text] = step.span
             steps.append(OracleStep(kind="repair", target=step.target.text))
         elif step.kind == "wait_until":
+            assert step.target is not None and step.duration is not None  # `wait until healthy within <d>`
             if step.duration.quantity.dimension != Dimension.duration:
                 errors.error("E0302", f"the oracle waits a duration, not '{step.duration.quantity.text}'",
                              step.duration.span, "e.g. within 60s")
@@ -438,6 +445,7 @@ def _oracle(task: ast.TaskDecl, fault_decls: list[ast.FaultDecl], faults: set[st
                              "the oracle can wait until healthy")
             steps.append(OracleStep(kind="wait_until", target="healthy", duration_s=step.duration.quantity.value))
         elif step.kind == "wait_for":
+            assert step.duration is not None  # the grammar: `wait <d>`
             if step.duration.quantity.dimension != Dimension.duration:
                 errors.error("E0302", f"the oracle waits a duration, not '{step.duration.quantity.text}'",
                              step.duration.span, "e.g. wait 10s")

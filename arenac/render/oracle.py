@@ -11,7 +11,7 @@ import json
 import shlex
 
 from arenac.model.actions import AdminAction, KubectlAction, RedisAction, SqlAction
-from arenac.model.substrate import Substrate
+from arenac.model.substrate import Service, Substrate
 from arenac.model.task import BoundAction, Variant
 from arenac.render.text import render_text
 from arenac.units import format_seconds
@@ -19,6 +19,13 @@ from arenac.units import format_seconds
 
 def _q(*words: str) -> str:
     return " ".join(shlex.quote(w) for w in words)
+
+
+def _service(substrate: Substrate, name: str) -> Service:
+    """A service an action names: lowering has checked that the substrate has it."""
+    service = substrate.service(name)
+    assert service is not None, name
+    return service
 
 
 def command(bound: BoundAction, substrate: Substrate) -> str:
@@ -29,13 +36,16 @@ def command(bound: BoundAction, substrate: Substrate) -> str:
         workload = f"{kind}/{service.workload}" if service else action.service
         if action.verb == "patch_configmap":
             patch = json.dumps({"data": dict(sorted(action.data.items()))}, sort_keys=True)
-            return _q("kubectl", "patch", "configmap", service.configmap, "--type", "merge", "-p", patch)
+            configmap = _service(substrate, action.service).configmap
+            assert configmap is not None, action.service  # a config-layer fault's service has one
+            return _q("kubectl", "patch", "configmap", configmap, "--type", "merge", "-p", patch)
         if action.verb == "rollout_restart":
             return (_q("kubectl", "rollout", "restart", workload) + "\n"
                     + _q("kubectl", "rollout", "status", workload, "--timeout=120s"))
         if action.verb == "set_image":
             image = f"{substrate.image_repository}:{action.release}"
-            return (_q("kubectl", "set", "image", workload, f"{service.container}={image}") + "\n"
+            container = _service(substrate, action.service).container
+            return (_q("kubectl", "set", "image", workload, f"{container}={image}") + "\n"
                     + _q("kubectl", "rollout", "status", workload, "--timeout=120s"))
         if action.verb == "scale":
             return _q("kubectl", "scale", workload, f"--replicas={action.replicas}")
@@ -44,18 +54,18 @@ def command(bound: BoundAction, substrate: Substrate) -> str:
         body = json.dumps(action.body, sort_keys=True)
         if channel == "admin_api":
             return _q("admin-api", action.service, action.method, action.path, body)
-        service = substrate.service(action.service)
+        service = _service(substrate, action.service)
         return _q("kubectl", "exec", f"deployment/{service.workload}", "--", "curl", "-fsS", "-X", action.method,
                   "-H", "content-type: application/json", "-d", body, f"http://127.0.0.1:8080{action.path}")
     if isinstance(action, SqlAction):
         if channel == "db_role":
             return _q("db-sql", "--role", action.role, "-c", action.statement)
-        postgres = substrate.service("postgres")
+        postgres = _service(substrate, "postgres")
         # the pod hands psql the agent's roles only (never the superuser): the action's own role
         return _q("kubectl", "exec", f"statefulset/{postgres.workload}", "--", "psql", "-U", action.role, "-d",
                   substrate.name, "-v", "ON_ERROR_STOP=1", "-c", action.statement)
     if isinstance(action, RedisAction):
-        redis = substrate.service("redis")
+        redis = _service(substrate, "redis")
         return _q("kubectl", "exec", f"deployment/{redis.workload}", "--", "redis-cli", *action.command)
     raise TypeError(f"cannot render {action!r}")
 
@@ -65,13 +75,16 @@ def solve_script(variant: Variant, substrate: Substrate) -> str:
     steps = []
     for step in variant.spec.oracle:
         if step.kind == "repair":
+            assert step.target is not None  # lowering gives a repair its fault
             fault = faults[step.target]
             steps.append({"comment": f"repair {fault.name}: {fault.summary} ({fault.layer} layer)",
                           "commands": [command(b, substrate) for b in fault.repair]})
         elif step.kind == "wait_until":
+            assert step.duration_s is not None  # lowering gives a wait its duration
             steps.append({"comment": f"wait until healthy, at most {format_seconds(step.duration_s)}",
                           "commands": [_q("wait-until-healthy", "--timeout", format_seconds(step.duration_s))]})
         elif step.kind == "wait_for":
+            assert step.duration_s is not None
             steps.append({"comment": f"wait {format_seconds(step.duration_s)}",
                           "commands": [_q("sleep", _seconds(step.duration_s))]})
         else:

@@ -24,10 +24,10 @@ def role_rules(surface: AccessSurface) -> list[dict]:
         merged.setdefault(key, set()).update(rule.verbs)
     rules = []
     for (group, resource, names), verbs in sorted(merged.items()):
-        rule = {"apiGroups": [group], "resources": [resource], "verbs": sorted(verbs)}
+        entry = {"apiGroups": [group], "resources": [resource], "verbs": sorted(verbs)}
         if names:
-            rule["resourceNames"] = list(names)
-        rules.append(rule)
+            entry["resourceNames"] = list(names)
+        rules.append(entry)
     return rules
 
 

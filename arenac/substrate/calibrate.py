@@ -118,7 +118,7 @@ class LoadGenerator:
         self.rng = random.Random(seed)
         self.tokens: dict[str, str] = {}
         self.last_seq = {name: MESSAGES_PER_CHANNEL for name, _ in CHANNELS}
-        routes, weights = zip(*sorted(profile.mix.items()))  # weights may be fractional
+        routes, weights = zip(*sorted(profile.mix.items()), strict=True)  # weights may be fractional
         self._routes, self._weights = list(routes), list(weights)
 
     async def run(self) -> RunResult:
@@ -181,7 +181,7 @@ class LoadGenerator:
                 status = response.status
                 if route == "send" and status == 201:
                     self.last_seq[channel] = max(self.last_seq[channel], json.loads(body)["seq"])
-        except (aiohttp.ClientError, asyncio.TimeoutError):
+        except (TimeoutError, aiohttp.ClientError):
             status = 0
         result.samples.append(Sample(route, phase, time.perf_counter() - started, status))
 

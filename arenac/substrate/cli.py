@@ -100,7 +100,8 @@ def substrate() -> None:
               help="release for every service, or for one service (repeatable)")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
               help="SERVICE.KEY=V, KEY=V (every service reading KEY), redis.maxmemory=V, postgres.SETTING=V")
-def up(name: str, data_dir: Path | None, ready_file: Path | None, releases: tuple[str, ...], sets: tuple[str, ...]) -> None:
+def up(name: str, data_dir: Path | None, ready_file: Path | None, releases: tuple[str, ...],
+       sets: tuple[str, ...]) -> None:
     """Run the substrate in the foreground until Ctrl-C or SIGTERM."""
     # lazily, here and below: `arenac --help` imports this module to list its commands
     from arenac.substrate.spine.keys import SERVICES, ConfigError
@@ -167,8 +168,8 @@ def up(name: str, data_dir: Path | None, ready_file: Path | None, releases: tupl
         if flag.signal_name:
             click.echo(f"spine: {flag.signal_name}, stopping", err=True)
         stack.stop()
-        if published:
-            ready_file.unlink(missing_ok=True)  # type: ignore[union-attr]
+        if published and ready_file is not None:  # published: the ready file was written
+            ready_file.unlink(missing_ok=True)
         if temporary:
             shutil.rmtree(root, ignore_errors=True)
         for sig, handler in previous.items():

@@ -8,7 +8,7 @@ what it means: names are unresolved and alternatives are unexpanded.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
+from typing import TypeAlias
 
 from arenac.source import Span
 from arenac.units import Quantity
@@ -53,7 +53,7 @@ class Ref:
 @dataclass(frozen=True)
 class Arg:
     name: Name | None
-    alternatives: tuple["Value", ...]
+    alternatives: tuple[Value, ...]
     span: Span
 
 
@@ -67,13 +67,13 @@ class Call:
 @dataclass(frozen=True)
 class Binary:
     op: str
-    left: "Expr"
-    right: "Expr"
+    left: Expr
+    right: Expr
     span: Span
 
 
-Value = Union[StringLit, NumberLit, QuantityLit, Ref, Call]
-Expr = Union[NumberLit, QuantityLit, Ref, Call, Binary]
+Value: TypeAlias = StringLit | NumberLit | QuantityLit | Ref | Call
+Expr: TypeAlias = NumberLit | QuantityLit | Ref | Call | Binary
 
 
 @dataclass(frozen=True)
@@ -175,7 +175,7 @@ class AllowRule:
     span: Span
 
 
-AccessRule = Union[KubeRule, ExecRule, AdminRule, DbRule, SourceRule, AllowRule, Use]
+AccessRule: TypeAlias = KubeRule | ExecRule | AdminRule | DbRule | SourceRule | AllowRule | Use
 
 
 @dataclass(frozen=True)
@@ -260,7 +260,7 @@ class MacroUse:
     span: Span
 
 
-GateStmt = Union[Predicate, Survives, ChangesOnly, Guard, Protect, Invariant, MacroUse]
+GateStmt: TypeAlias = Predicate | Survives | ChangesOnly | Guard | Protect | Invariant | MacroUse
 
 
 @dataclass(frozen=True)
@@ -293,7 +293,7 @@ class OracleDecl:
     span: Span
 
 
-TaskStmt = Union[Setting, FaultDecl, AccessChoice, AccessDef, GateDecl, OracleDecl, Use]
+TaskStmt: TypeAlias = Setting | FaultDecl | AccessChoice | AccessDef | GateDecl | OracleDecl | Use
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,10 @@ so that both can use them without importing each other.
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable
 
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.tree import Meta
 
 from arenac.diagnostics import Diagnostic, DiagnosticError
 from arenac.source import SourceFile, Span
@@ -21,7 +23,7 @@ from arenac.syntax.grammar import parse_file_tree
 SHORT_GATE_MESSAGE = "a one-line gate is `gate NAME = MACRO(args)`: one gate macro call, nothing else"
 
 
-def span_of(file: str, meta) -> Span:
+def span_of(file: str, meta: Meta) -> Span:
     """The span of a lark tree node (its `meta`)."""
     return Span(file, meta.line, meta.column, meta.end_line, meta.end_column)
 
@@ -63,24 +65,29 @@ EXAMPLES: list[tuple[str, str, str | None, list[str]]] = [
      ['task t {\n  title "x"\n}\n', 'task t {\n  substrate spine\n}\n']),
     ("E0111", "unclosed block: '}' expected before the end of the file", "every '{' needs a matching '}'",
      ['task t {\n  title = "x"\n', 'task t {\n  gate outcome {\n  }\n']),
-    ("E0112", "a fault is declared as `fault NAME = template(args)`", "e.g. `fault pool = spine.pool_size(service: message, size: 4)`",
+    ("E0112", "a fault is declared as `fault NAME = template(args)`",
+     "e.g. `fault pool = spine.pool_size(service: message, size: 4)`",
      ['task t {\n  fault pool spine.pool_size()\n}\n', 'task t {\n  fault = spine.pool_size()\n}\n']),
     ("E0113", "an onset is `at start`, `after <duration>`, `every <d> offset <d> for <d>` or `when <predicate>`", None,
-     ['task t {\n  fault f = a.b() {\n    onset = start\n  }\n}\n', 'task t {\n  fault f = a.b() {\n    onset = after\n  }\n}\n',
+     ['task t {\n  fault f = a.b() {\n    onset = start\n  }\n}\n',
+      'task t {\n  fault f = a.b() {\n    onset = after\n  }\n}\n',
       'task t {\n  fault f = a.b() {\n    onset = every 10s\n  }\n}\n']),
-    ("E0114", "a gate statement is a comparison, or starts with survives, changes only, guard, protect, invariant or use", None,
-     ['task t {\n  gate outcome {\n    error_rate(send)\n  }\n}\n', 'task t {\n  gate outcome {\n    goodput\n  }\n}\n']),
+    ("E0114",
+     "a gate statement is a comparison, or starts with survives, changes only, guard, protect, invariant or use", None,
+     ['task t {\n  gate outcome {\n    error_rate(send)\n  }\n}\n',
+      'task t {\n  gate outcome {\n    goodput\n  }\n}\n']),
     ("E0115", "an oracle step is `repair FAULT`, `wait until healthy within <d>`, `wait <d>` or `declare`", None,
      ['task t {\n  oracle {\n    fix pool\n  }\n}\n', 'task t {\n  oracle {\n    wait until healthy\n  }\n}\n']),
     ("E0116", "a call's arguments are separated by commas", None,
      ['task t {\n  fault f = a.b(x: 1 y: 2)\n}\n', 'task t {\n  fault f = a.b(x: n y: 2)\n}\n',
       'task t {\n  fault f = a.b(x: 1s y: 2)\n}\n', 'task t {\n  fault f = a.b(x: "s" y: 2)\n}\n']),
     ("E0117", "'recur' is written `recur = after declare` or `recur = after declare + <duration>`", None,
-     ['task t {\n  fault f = a.b() {\n    recur = 60s\n  }\n}\n', 'task t {\n  fault f = a.b() {\n    recur = after 60s\n  }\n}\n']),
+     ['task t {\n  fault f = a.b() {\n    recur = 60s\n  }\n}\n',
+      'task t {\n  fault f = a.b() {\n    recur = after 60s\n  }\n}\n']),
 ]
 
 
-def describe_unexpected(error, source: SourceFile, text: str) -> Diagnostic:
+def describe_unexpected(error: UnexpectedInput, source: SourceFile, text: str) -> Diagnostic:
     line = getattr(error, "line", -1)
     column = getattr(error, "column", -1)
     if line is None or line < 1:  # unexpected end of input: point at the last line
@@ -103,19 +110,23 @@ def describe_unexpected(error, source: SourceFile, text: str) -> Diagnostic:
                                                                       or getattr(error, "expected", None)))
 
     if isinstance(error, UnexpectedCharacters):
-        char = text[error.pos_in_stream] if error.pos_in_stream < len(text) else ""
+        position = error.pos_in_stream
+        assert position is not None  # the lexer says where it stopped
+        char = text[position] if position < len(text) else ""
         if char == '"':
-            return Diagnostic("E0103", "unterminated string", span, "close it with '\"' on the same line, or use \"\"\"...\"\"\"")
+            return Diagnostic("E0103", "unterminated string", span,
+                              "close it with '\"' on the same line, or use \"\"\"...\"\"\"")
         return Diagnostic("E0102", f"unexpected character {char!r}", span, _expected_hint(error.allowed))
     if isinstance(error, UnexpectedEOF):
         return Diagnostic("E0111", "unexpected end of file", span, _expected_hint(error.expected))
     if isinstance(error, UnexpectedToken):
-        found = "end of line" if token.type == "_NL" else ("end of file" if token.type == "$END" else f"'{token}'")
+        found = ("end of line" if error.token.type == "_NL"
+                 else "end of file" if error.token.type == "$END" else f"'{error.token}'")
         return Diagnostic("E0101", f"unexpected {found}", span, _expected_hint(error.accepts or error.expected))
     return Diagnostic("E0101", "syntax error", span)
 
 
-def _short_gate_name(error) -> str | None:
+def _short_gate_name(error: UnexpectedInput) -> str | None:
     """The gate's name when `error` stopped a one-line gate (`gate NAME = ...`) at its top level.
 
     The parser's value stack still holds the tokens `gate`, NAME and `=` while that gate is
@@ -134,14 +145,14 @@ def _short_gate_name(error) -> str | None:
     return None
 
 
-def _short_gate_hint(name: str, error) -> str:
+def _short_gate_hint(name: str, error: UnexpectedInput) -> str:
     after = error.state.value_stack[-1]
     if getattr(after, "type", None) == "EQUAL":  # nothing after '='
         return f"e.g. `gate {name} = standard_outcome(route: send)`"
     return f"anything else goes in a block: `gate {name} {{`, one statement per line, then `}}`"
 
 
-def _matching_example(error) -> str | None:
+def _matching_example(error: UnexpectedInput) -> str | None:
     """The code of the first example that fails where `error` did, or None.
 
     "Where" is the LALR state the parser was in and the tokens it would have accepted, and
@@ -149,6 +160,8 @@ def _matching_example(error) -> str | None:
     parser stack, which anything before the task, a comment line or a `use`, changes: it
     missed the mistake in almost every real file.)
     """
+    if not isinstance(error, UnexpectedToken):
+        return None  # the LALR parser's other errors carry no token it accepts
     state = getattr(error, "state", None)
     token = getattr(error, "token", None)
     if state is None or token is None or not hasattr(state, "position"):
@@ -163,9 +176,9 @@ def _matching_example(error) -> str | None:
 
 
 @functools.lru_cache(maxsize=1)
-def _example_failures() -> tuple:
+def _example_failures() -> tuple[tuple[str, UnexpectedToken], ...]:
     """(code, the UnexpectedToken its example raises), for every example, parsed once."""
-    failures = []
+    failures: list[tuple[str, UnexpectedToken]] = []
     for code, _message, _hint, examples in EXAMPLES:
         for example in examples:
             try:
@@ -181,7 +194,7 @@ def _by_code() -> dict[str, tuple[str, str, str | None]]:
     return {code: (code, message, hint) for code, message, hint, _ in EXAMPLES}
 
 
-def _expected_hint(expected) -> str | None:
+def _expected_hint(expected: Iterable[str] | None) -> str | None:
     words = sorted({_TERMINAL_WORDS.get(name, _keyword(name)) for name in expected or ()})
     words = [w for w in words if w]
     if not words:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from importlib import resources
 
-from lark import Lark
+from lark import Lark, Token, Tree
 
 
 @functools.lru_cache(maxsize=1)
@@ -25,6 +25,6 @@ def lark_parser() -> Lark:
         return Lark(grammar, **options)
 
 
-def parse_file_tree(text: str):
+def parse_file_tree(text: str) -> Tree[Token]:
     """The lark tree of a whole file; raises lark's UnexpectedInput on a syntax error."""
     return lark_parser().parse(text, start="start")

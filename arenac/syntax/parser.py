@@ -46,7 +46,8 @@ def parse(source: SourceFile) -> ast.Module:
         if collector.items:
             break
         try:
-            return ToAst(source.name).transform(tree)
+            module: ast.Module = ToAst(source.name).transform(tree)  # parsed from the rule `start`
+            return module
         except VisitError as error:
             if isinstance(error.orig_exc, DiagnosticError):
                 raise error.orig_exc from None
@@ -58,7 +59,7 @@ def parse(source: SourceFile) -> ast.Module:
     raise DiagnosticError(collector.items)
 
 
-def _at_end(error) -> bool:
+def _at_end(error: UnexpectedInput) -> bool:
     token = getattr(error, "token", None)
     return getattr(token, "type", None) == "$END"
 
@@ -82,5 +83,7 @@ def parse_comparison(source: SourceFile) -> ast.Comparison:
         tree = lark_parser().parse(source.text.strip(), start="comparison")
     except UnexpectedInput as error:
         line, column = getattr(error, "line", 1) or 1, getattr(error, "column", 1) or 1
-        raise single_error("E0101", "invalid predicate", Span.point(source.name, max(line, 1), max(column, 1)))
-    return ToAst(source.name).transform(tree)
+        raise single_error("E0101", "invalid predicate",
+                           Span.point(source.name, max(line, 1), max(column, 1))) from error
+    comparison: ast.Comparison = ToAst(source.name).transform(tree)  # parsed from the rule `comparison`
+    return comparison

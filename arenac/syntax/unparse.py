@@ -5,7 +5,7 @@ from __future__ import annotations
 from arenac.syntax import ast
 
 
-def value_text(value) -> str:
+def value_text(value: ast.Value | ast.Expr) -> str:
     if isinstance(value, ast.StringLit):
         return '"' + value.value.replace("\\", "\\\\").replace('"', '\\"') + '"'
     if isinstance(value, ast.NumberLit):

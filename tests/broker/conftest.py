@@ -19,14 +19,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from substrate.spine_client import assert_gone, ports_of
 
 from arenac.broker import TOOLS, Broker, ToolResult, open_broker
+from arenac.broker.cluster import LocalCluster
 from arenac.lower.library import load_library
 from arenac.model.access import AccessSurface
 from arenac.render.rbac import rbac_objects
 from arenac.substrate.spine.spec import SpineSpec
 from arenac.substrate.spine.stack import SpineStack
+from substrate.spine_client import assert_gone, ports_of
 
 USER = "system:serviceaccount:arenac:arenac-agent"
 
@@ -81,7 +82,7 @@ class Episode:
     declared: list[float] = field(default_factory=list)
 
     @property
-    def cluster(self):  # noqa: ANN201 - the LocalCluster
+    def cluster(self) -> LocalCluster:
         return self.broker.toolbox.cluster
 
     def env(self, **extra: str) -> dict[str, str]:

@@ -10,10 +10,10 @@ from collections.abc import Callable
 
 import pytest
 import yaml
-from substrate.spine_client import http
 
 from broker.conftest import Episode
 from broker.test_rbac import role, rule
+from substrate.spine_client import http
 
 pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
 

@@ -13,13 +13,14 @@ from typing import Any
 
 import pytest
 import yaml
-from substrate.spine_client import Spine, http
 
 from arenac.broker import load_rbac_dir
 from arenac.model.access import AccessSurface
 from arenac.pipeline import compile_paths, write_bundles
 from arenac.substrate.spine.spec import SpineSpec
+from arenac.substrate.spine.stack import SpineStack
 from broker.conftest import Episode, start_stack, stop_stack
+from substrate.spine_client import Spine, http
 
 pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
 
@@ -42,7 +43,7 @@ def find(bundles: list[Path], task: str, **coordinates: str) -> tuple[Path, dict
     raise AssertionError(f"no variant of {task} with {coordinates}")
 
 
-def oracle_episode(episode: Callable[..., Episode], bundle: Path, plan: dict[str, Any], stack) -> Episode:  # noqa: ANN001
+def oracle_episode(episode: Callable[..., Episode], bundle: Path, plan: dict[str, Any], stack) -> Episode:
     return episode(AccessSurface.model_validate(plan["access"]), rbac=load_rbac_dir(bundle / "rbac"),
                    tools=[*plan["tools"], "wait-until-healthy"], on_stack=stack, time_scale=0.1)
 
@@ -54,7 +55,7 @@ def solve(e: Episode, bundle: Path, tmp_path: Path) -> subprocess.CompletedProce
     return done
 
 
-def inject(stack, plan: dict[str, Any], fault: str) -> None:  # noqa: ANN001
+def inject(stack, plan: dict[str, Any], fault: str) -> None:
     """The runtime actions of one fault, as the runner's fault injection performs them."""
     for action in next(f for f in plan["faults"] if f["name"] == fault)["inject"]:
         if action["kind"] == "admin":
@@ -71,7 +72,7 @@ def inject(stack, plan: dict[str, Any], fault: str) -> None:  # noqa: ANN001
 def bundle_stack() -> Iterator[Callable[[Path, dict[str, Any]], Any]]:
     started = []
 
-    def make(bundle: Path, plan: dict[str, Any]):  # noqa: ANN202 - a SpineStack
+    def make(bundle: Path, plan: dict[str, Any]) -> SpineStack:
         values = yaml.safe_load((bundle / plan["chart"] / "values.yaml").read_text())[plan["values_key"]]
         stack = start_stack(SpineSpec.from_values(values))
         started.append(stack)
@@ -86,7 +87,8 @@ def test_config_layer_oracle_with_scoped_kubectl(bundles: list[Path], bundle_sta
     bundle, plan = find(bundles, "maintenance-peaks", access="scoped_kubectl", maint__layer="config")
     stack = bundle_stack(bundle, plan)
     maintenance = stack.endpoints.services["maintenance"]
-    assert http("GET", maintenance + "/admin/config", headers=stack.endpoints.admin_headers()).body["config"]["MAINT_OFFSET_S"] == "20.0"  # the fault (normalised as a float)
+    reply = http("GET", maintenance + "/admin/config", headers=stack.endpoints.admin_headers())
+    assert reply.body["config"]["MAINT_OFFSET_S"] == "20.0"  # the fault (normalised as a float)
     before = stack.pids()["maintenance"]
     e = oracle_episode(episode, bundle, plan, stack)
 
@@ -121,10 +123,12 @@ def test_runtime_layer_oracles_with_confined_access(bundles: list[Path], stack, 
     bundle, plan = find(bundles, "locks-and-slow-reads", access="confined", strict__layer="runtime")
     inject(stack, plan, "strict")
     channel = stack.endpoints.services["channel"]
-    assert http("GET", channel + "/admin/event", headers=stack.endpoints.admin_headers()).body["events"]["read_consistency_strict"] is True
+    reply = http("GET", channel + "/admin/event", headers=stack.endpoints.admin_headers())
+    assert reply.body["events"]["read_consistency_strict"] is True
     e = oracle_episode(episode, bundle, plan, stack)
     solve(e, bundle, tmp_path)
-    assert http("GET", channel + "/admin/event", headers=stack.endpoints.admin_headers()).body["events"]["read_consistency_strict"] is False
+    reply = http("GET", channel + "/admin/event", headers=stack.endpoints.admin_headers())
+    assert reply.body["events"]["read_consistency_strict"] is False
     assert [r["tool"] for r in e.actions if r["allowed"]] == [
         "db-sql", "db-sql", "admin-api", "wait-until-healthy", "declare_repair_complete"]
     assert len(e.actions) == 5 and e.declared == [1.0]
@@ -133,11 +137,13 @@ def test_runtime_layer_oracles_with_confined_access(bundles: list[Path], stack, 
     # admin-api: a starved pool, at run time
     bundle, plan = find(bundles, "audit-window-pool", access="confined", pool__layer="runtime")
     inject(stack, plan, "pool")
-    assert http("GET", channel + "/admin/config", headers=stack.endpoints.admin_headers()).body["config"]["DB_POOL_SIZE"] == "5"
+    reply = http("GET", channel + "/admin/config", headers=stack.endpoints.admin_headers())
+    assert reply.body["config"]["DB_POOL_SIZE"] == "5"
     e = oracle_episode(episode, bundle, plan, stack)
     solve(e, bundle, tmp_path)
     config = http("GET", channel + "/admin/config", headers=stack.endpoints.admin_headers()).body["config"]
     assert (config["DB_POOL_SIZE"], config["DB_POOL_OVERFLOW"]) == ("10", "5")
-    assert [r["tool"] for r in e.actions if r["allowed"]] == ["admin-api", "wait-until-healthy", "declare_repair_complete"]
+    assert [r["tool"] for r in e.actions if r["allowed"]] == [
+        "admin-api", "wait-until-healthy", "declare_repair_complete"]
     assert len(e.actions) == 3 and e.declared == [1.0]
     assert os.environ.get("PATH", "").split(":")[0] != str(e.tools_dir)  # the tools never leaked into ours

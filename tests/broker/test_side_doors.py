@@ -23,12 +23,12 @@ import asyncpg
 import psutil
 import pytest
 import redis
-from substrate.spine_client import Spine, http
 
 from arenac.broker.redisgate import check
 from arenac.runner.harness_io import HarnessIO
 from arenac.substrate.spine.keys import SERVICES
 from broker.conftest import Episode
+from substrate.spine_client import Spine, http
 
 pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
 
@@ -44,12 +44,12 @@ def kubectl(e: Episode, *argv: str) -> tuple[int, str, str]:
 
 
 def redis_cli(e: Episode, *words: str) -> str:
-    code, out, err = kubectl(e, "exec", "deploy/spine-redis", "--", "redis-cli", *words)
+    _, out, err = kubectl(e, "exec", "deploy/spine-redis", "--", "redis-cli", *words)
     return out + err
 
 
 # -- admin APIs ------------------------------------------------------------------------------
-def test_admin_apis_need_the_credential_and_probes_stay_open(stack) -> None:  # noqa: ANN001
+def test_admin_apis_need_the_credential_and_probes_stay_open(stack) -> None:
     endpoints = stack.endpoints
     for name in SERVICES:
         url = endpoints.services[name]
@@ -78,11 +78,13 @@ def test_admin_api_through_the_broker_works_and_is_logged(episode: Callable[...,
 def test_exec_into_a_service_reaches_its_own_admin_api_through_the_broker(episode: Callable[..., Episode]) -> None:
     e = episode("shell")
     code, out, err = kubectl(e, "exec", "deploy/spine-channel", "--", "curl", "-fsS", "-X", "POST",
-                             "-H", "content-type: application/json", "-d", '{"name": "read_consistency_strict", "on": true}',
+                             "-H", "content-type: application/json",
+                             "-d", '{"name": "read_consistency_strict", "on": true}',
                              "http://localhost:8080/admin/event")
     assert code == 0 and json.loads(out)["events"]["read_consistency_strict"] is True, err
     code, out, _ = kubectl(e, "exec", "deploy/spine-channel", "--", "curl", "-fsS", "-X", "POST",
-                           "-H", "content-type: application/json", "-d", '{"name": "read_consistency_strict", "on": false}',
+                           "-H", "content-type: application/json",
+                           "-d", '{"name": "read_consistency_strict", "on": false}',
                            "http://spine-channel:8080/admin/event")
     assert code == 0 and json.loads(out)["events"]["read_consistency_strict"] is False
     inner = [r for r in e.actions if r["tool"] == "exec:admin-api"]
@@ -98,7 +100,7 @@ def test_exec_into_a_service_reaches_its_own_admin_api_through_the_broker(episod
 
 
 # -- Redis -----------------------------------------------------------------------------------
-def test_redis_runs_unprivileged(stack) -> None:  # noqa: ANN001
+def test_redis_runs_unprivileged(stack) -> None:
     process = psutil.Process(stack.pids()["redis"])
     if os.geteuid() == 0:
         assert process.uids().real != 0 and process.uids().effective != 0
@@ -140,8 +142,9 @@ def test_exec_into_redis_is_the_agent_user_behind_the_gate(episode: Callable[...
     assert (["ACL", "SETUSER", "fanout", "+@list"], True) in [(r["argv"], r["allowed"]) for r in logged]
     # the redis pod hands over no password: the server's own port refuses a bare client
     port = urlsplit(e.cluster.stack.endpoints.redis).port
-    code, out, _ = kubectl(e, "exec", "deploy/spine-redis", "--", "sh", "-c",
-                           f"env; cat \"$HOME\"/bin/redis-cli; printf 'PING\\r\\n' | timeout 2 nc 127.0.0.1 {port} || true")
+    _, out, _ = kubectl(e, "exec", "deploy/spine-redis", "--", "sh", "-c",
+                        f"env; cat \"$HOME\"/bin/redis-cli; "
+                        f"printf 'PING\\r\\n' | timeout 2 nc 127.0.0.1 {port} || true")
     assert not [secret for secret in secrets_of(e) if secret in out], out
     with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
         sock.sendall(b"PING\r\n")
@@ -163,7 +166,8 @@ def test_psql_in_the_postgres_pod_has_the_operators_roles_only(episode: Callable
     code, out, _ = kubectl(e, "exec", "statefulset/spine-postgres", "--", "psql", "-tAc", "SELECT current_user")
     assert (code, out.strip()) == (0, "spine_operator")
     for role in ("postgres", "spine_admin", "spine_app"):
-        code, out, err = kubectl(e, "exec", "statefulset/spine-postgres", "--", "psql", "-U", role, "-w", "-tAc", "SELECT 1")
+        code, out, err = kubectl(e, "exec", "statefulset/spine-postgres", "--",
+                                 "psql", "-U", role, "-w", "-tAc", "SELECT 1")
         assert code != 0 and "password" in err, (role, out, err)
     code, out, _ = kubectl(e, "exec", "statefulset/spine-postgres", "--", "sh", "-c", 'env; cat "$PGPASSFILE"')
     assert [line.split(":")[3] for line in out.splitlines() if line.startswith("127.0.0.1:")] == \
@@ -183,13 +187,13 @@ def test_psql_in_the_postgres_pod_has_the_operators_roles_only(episode: Callable
     "ALTER ROLE spine_operator CONNECTION LIMIT -1",
     "COPY (SELECT 1) TO PROGRAM 'id'",
 ])
-def test_the_operator_cannot_become_superuser(stack, statement: str) -> None:  # noqa: ANN001
+def test_the_operator_cannot_become_superuser(stack, statement: str) -> None:
     with pytest.raises(asyncpg.PostgresError):
         Spine(stack).sql(statement, role="spine_operator")
     assert Spine(stack).sql("SELECT rolsuper FROM pg_roles WHERE rolname = 'spine_operator'")[0][0] is False
 
 
-def test_the_harness_queries_while_agent_roles_hold_every_connection(stack) -> None:  # noqa: ANN001
+def test_the_harness_queries_while_agent_roles_hold_every_connection(stack) -> None:
     endpoints = stack.endpoints
     dsn = urlsplit(endpoints.postgres["spine_operator"])
     held: list[asyncpg.Connection] = []
@@ -247,8 +251,8 @@ def test_an_exec_sees_nothing_of_the_checkout_and_only_its_own_processes(episode
 
     e = episode("shell")
     checkout = Path(__file__).resolve().parents[2]
-    code, out, _ = kubectl(e, "exec", "deploy/spine-channel", "--", "sh", "-c",
-                           f"ls {checkout}/tasks 2>&1; ls /proc | grep -c '^[0-9]'")
+    _, out, _ = kubectl(e, "exec", "deploy/spine-channel", "--", "sh", "-c",
+                        f"ls {checkout}/tasks 2>&1; ls /proc | grep -c '^[0-9]'")
     if probe("auto").mechanism != "bwrap":
         pytest.skip("bubblewrap is not usable here: an exec is confined by file modes only")
     assert "revoked-grant.arena" not in out and "No such file or directory" in out, out

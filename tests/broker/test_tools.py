@@ -3,17 +3,16 @@ tools, and the broker's own guards: the token, the episode's tool list, the acti
 
 from __future__ import annotations
 
-import pytest
-
 import json
 from collections.abc import Callable
 from pathlib import Path
 
-from substrate.spine_client import http
+import pytest
 
 from arenac.broker import ActionLog, Broker
 from arenac.broker.client import call
 from broker.conftest import Episode
+from substrate.spine_client import http
 
 pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
 
@@ -24,10 +23,12 @@ def test_admin_api_only_on_granted_services_and_paths(episode: Callable[..., Epi
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["events"]["read_consistency_strict"] is True
     channel = e.cluster.stack.endpoints.services["channel"]
-    assert http("GET", channel + "/admin/event", headers=e.cluster.stack.endpoints.admin_headers()).body["events"]["read_consistency_strict"] is True
+    reply = http("GET", channel + "/admin/event", headers=e.cluster.stack.endpoints.admin_headers())
+    assert reply.body["events"]["read_consistency_strict"] is True
     assert e.run("admin-api", "channel", "POST", "/admin/event", '{"name": "read_consistency_strict", "on": false}') \
         .returncode == 0
-    assert http("GET", channel + "/admin/event", headers=e.cluster.stack.endpoints.admin_headers()).body["events"]["read_consistency_strict"] is False
+    reply = http("GET", channel + "/admin/event", headers=e.cluster.stack.endpoints.admin_headers())
+    assert reply.body["events"]["read_consistency_strict"] is False
 
     assert json.loads(e.run("admin-api", "fanout", "GET", "/admin/backlog").stdout)["backlog"] >= 0
     bad_value = e.run("admin-api", "message", "POST", "/admin/config", '{"DB_POOL_SIZE": "lots"}')
@@ -64,7 +65,8 @@ def test_db_sql_only_with_the_surface_role(episode: Callable[..., Episode]) -> N
     options = e.run("db-sql", "-h", "10.0.0.1", "-c", "SELECT 1")
     assert options.returncode == 1 and "unsupported argument" in options.stderr
     assert [r["allowed"] for r in e.actions] == [True, True, True, True, False, True, True]
-    assert e.actions[-3]["reason"] == "db-sql: forbidden: database role 'postgres' is not granted (granted: spine_operator)"
+    assert e.actions[-3]["reason"] == ("db-sql: forbidden: database role 'postgres' is not granted "
+                                       "(granted: spine_operator)")
 
     shell = episode("shell", tools=["db-sql"]).call("db-sql", "-c", "SELECT 1")
     assert not shell.allowed and "grants no database role" in shell.stderr

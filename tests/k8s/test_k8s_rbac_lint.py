@@ -7,7 +7,8 @@ import pytest
 from arenac.k8s.rbac_lint import GRANTS, RbacProblem, lint_rbac
 
 RBAC = "rbac.authorization.k8s.io/v1"
-NAMED_PATCH = {"apiGroups": [""], "resources": ["configmaps"], "resourceNames": ["app-config"], "verbs": ["get", "patch"]}
+NAMED_PATCH = {"apiGroups": [""], "resources": ["configmaps"], "resourceNames": ["app-config"],
+               "verbs": ["get", "patch"]}
 
 
 def role(*rules: dict, kind: str = "Role", name: str = "agent") -> dict:
@@ -59,7 +60,8 @@ def test_resource_wildcard_over_core_group_also_reaches_secrets() -> None:
 
 def test_secrets_fail_and_pass_with_grant() -> None:
     rule = {"apiGroups": [""], "resources": ["secrets"], "resourceNames": ["db"], "verbs": ["get"]}
-    assert lint_rbac([role(NAMED_PATCH, rule)]) == [RbacProblem("Role", "agent", 1, "grants access to secrets", "secrets")]
+    assert lint_rbac([role(NAMED_PATCH, rule)]) == [
+        RbacProblem("Role", "agent", 1, "grants access to secrets", "secrets")]
     assert lint_rbac([role(NAMED_PATCH, rule)], allow=frozenset({"secrets"})) == []
 
 

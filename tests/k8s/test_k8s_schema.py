@@ -31,7 +31,7 @@ def test_latest_is_what_the_package_ships() -> None:
     import kubernetes_validate
 
     major, minor = kubernetes_validate.latest_version().split(".")[:2]
-    assert LATEST == f"{major}.{minor}"
+    assert f"{major}.{minor}" == LATEST
     assert shipped_versions()[-1] == LATEST
     assert "1.30" in shipped_versions()
 
@@ -71,7 +71,8 @@ def test_wrong_type_fails() -> None:
 def test_unknown_api_is_a_problem_not_a_pass() -> None:
     obj = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}
     [problem] = validate_objects([obj], versions=(LATEST,))
-    assert problem == SchemaProblem("Widget", "w", LATEST, f"no schema for example.com/v1 Widget in Kubernetes {LATEST}")
+    assert problem == SchemaProblem("Widget", "w", LATEST,
+                                    f"no schema for example.com/v1 Widget in Kubernetes {LATEST}")
 
 
 def test_problems_are_sorted_and_only_for_bad_objects() -> None:

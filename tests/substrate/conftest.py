@@ -11,10 +11,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from substrate.spine_client import Spine, assert_gone, ports_of
 
 from arenac.substrate.spine.spec import SpineSpec
 from arenac.substrate.spine.stack import SpineStack
+from substrate.spine_client import Spine, assert_gone, ports_of
 
 
 @pytest.fixture

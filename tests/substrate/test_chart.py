@@ -58,8 +58,10 @@ def test_fixed_object_names_and_labels() -> None:
     objects = by_name(render())
     expected = {("Secret", "spine-credentials"), ("Secret", "spine-admin-credential")}
     for name in SERVICES:
-        expected |= {("Deployment", f"spine-{name}"), ("ConfigMap", f"spine-{name}-config"), ("Service", f"spine-{name}")}
-    expected |= {("StatefulSet", "spine-postgres"), ("Service", "spine-postgres"), ("ConfigMap", "spine-postgres-config"),
+        expected |= {("Deployment", f"spine-{name}"), ("ConfigMap", f"spine-{name}-config"),
+                     ("Service", f"spine-{name}")}
+    expected |= {("StatefulSet", "spine-postgres"), ("Service", "spine-postgres"),
+                 ("ConfigMap", "spine-postgres-config"),
                  ("Deployment", "spine-redis"), ("Service", "spine-redis"), ("ConfigMap", "spine-redis-config")}
     assert set(objects) == expected
     for (kind, name), obj in objects.items():
@@ -102,7 +104,8 @@ def test_postgres_and_redis_follow_the_values() -> None:
     assert "idle_in_transaction_session_timeout=5s" in pg["args"]
     init = objects[("ConfigMap", "spine-postgres-config")]["data"]
     assert "CREATE TABLE messages" in init["30-schema.sql"] and "INSERT INTO messages" in init["40-seed.sql"]
-    assert objects[("ConfigMap", "spine-redis-config")]["data"] == {"maxmemory": "2mb", "maxmemoryPolicy": "allkeys-lru"}
+    assert objects[("ConfigMap", "spine-redis-config")]["data"] == {"maxmemory": "2mb",
+                                                                    "maxmemoryPolicy": "allkeys-lru"}
     redis = objects[("Deployment", "spine-redis")]["spec"]["template"]["spec"]["containers"][0]
     assert redis["image"] == "redis:7.2"
     assert {e["valueFrom"]["configMapKeyRef"]["key"] for e in redis["env"]} == {"maxmemory", "maxmemoryPolicy"}

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 import json
 import signal
 import stat
@@ -13,9 +11,10 @@ import time
 from pathlib import Path
 
 import psutil
-from substrate.spine_client import assert_gone, http, ports_of, stop_command
+import pytest
 
 from arenac.substrate.spine.stack import Endpoints
+from substrate.spine_client import assert_gone, http, ports_of, stop_command
 
 pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
 
@@ -52,7 +51,8 @@ def test_up_writes_the_ready_file_and_stops_everything_on_sigterm(tmp_path: Path
         assert status.returncode == 0, status.stderr
         assert all(item["ready"] for item in json.loads(status.stdout))
 
-        pids = [p.pid for pid in endpoints.pids.values() for p in (psutil.Process(pid), *psutil.Process(pid).children())]
+        pids = [p.pid for pid in endpoints.pids.values()
+                for p in (psutil.Process(pid), *psutil.Process(pid).children())]
         up.send_signal(signal.SIGTERM)
         _, err = up.communicate(timeout=30)
     finally:

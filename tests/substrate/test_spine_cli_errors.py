@@ -29,7 +29,8 @@ def processes_of(directory: Path) -> list[int]:
     return found
 
 
-def assert_clean_refusal(result: subprocess.CompletedProcess[str], *expected: str, code: int = 2, lines: int = 1) -> None:
+def assert_clean_refusal(result: subprocess.CompletedProcess[str], *expected: str, code: int = 2,
+                         lines: int = 1) -> None:
     err = result.stderr
     assert result.returncode == code, err
     assert not any(raw in err for raw in RAW), err
@@ -39,7 +40,8 @@ def assert_clean_refusal(result: subprocess.CompletedProcess[str], *expected: st
 
 
 @pytest.mark.parametrize(("args", "expected"), [
-    (["--release", "nosvc=1.4.3"], ["nosvc", "unknown service", "gateway, auth, channel, message, fanout, maintenance"]),
+    (["--release", "nosvc=1.4.3"],
+     ["nosvc", "unknown service", "gateway, auth, channel, message, fanout, maintenance"]),
     (["--release", "9.9.9"], ["no such release '9.9.9'", "1.4.2"]),  # once, not once per service
     (["--release", "message=9.9.9"], ["no such release '9.9.9'"]),
     (["--set", "redis.maxmemory=lots"], ["redis.maxmemory", "'lots'"]),

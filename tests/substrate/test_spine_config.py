@@ -84,7 +84,8 @@ def test_every_db_service_has_the_contract_keys() -> None:
         "MAINT_PERIOD_S": "60", "MAINT_OFFSET_S": "40", "MAINT_DURATION_S": "6"}
     assert {k: knob_defaults("fanout")[k] for k in ("FANOUT_QUEUE", "FANOUT_BATCH")} == {
         "FANOUT_QUEUE": "spine:fanout", "FANOUT_BATCH": "50"}
-    assert all(keys_for(s)["RELEASE"].default == "1.4.2" and keys_for(s)["TIME_SCALE"].default == "1.0" for s in SERVICES)
+    assert all(keys_for(s)["RELEASE"].default == "1.4.2" and keys_for(s)["TIME_SCALE"].default == "1.0"
+               for s in SERVICES)
 
 
 def test_releases() -> None:
@@ -103,7 +104,8 @@ def test_spec_sets_and_values_overlay() -> None:
     assert spec.redis.maxmemory == "1mb" and spec.timeScale == "0.1"
     assert spec.postgres.settings["idle_in_transaction_session_timeout"] == "5s"
     assert spec.service_file("message")["TIME_SCALE"] == "0.1"
-    overlay = SpineSpec.from_values({"services": {"message": {"release": "1.5.1", "config": {"SEQUENCER_MODE": "rmw"}}}})
+    overlay = SpineSpec.from_values(
+        {"services": {"message": {"release": "1.5.1", "config": {"SEQUENCER_MODE": "rmw"}}}})
     assert overlay.services["message"].release == "1.5.1"
     assert overlay.services["message"].config["DB_POOL_SIZE"] == "10"  # merged, not replaced
     for bad in (["message.SEQUENCER_MODE=sometimes"], ["NO_SUCH_KEY=1"], ["gateway.DB_POOL_SIZE=3"]):

@@ -4,13 +4,13 @@ documented shape {"error": kind, "message": text}."""
 
 from __future__ import annotations
 
-import pytest
-
 import json
 import stat
 import urllib.error
 import urllib.request
 from pathlib import Path
+
+import pytest
 
 from arenac.substrate.spine.keys import REDACTED, SERVICES
 from substrate.spine_client import Spine, http
@@ -23,7 +23,8 @@ def secrets_of(spine: Spine) -> list[str]:
     return [*data["postgres"].values(), *data["redis"].values(), data["auth_secret"], data["admin_token"]]
 
 
-def raw(method: str, url: str, data: bytes | None = None, headers: dict[str, str] | None = None) -> tuple[int, str, dict]:
+def raw(method: str, url: str, data: bytes | None = None,
+        headers: dict[str, str] | None = None) -> tuple[int, str, dict]:
     request = urllib.request.Request(url, data=data, method=method, headers=headers or {})
     try:
         with urllib.request.urlopen(request, timeout=15) as response:
@@ -42,8 +43,8 @@ def test_no_credential_is_readable_through_the_admin_api_metrics_or_logs(healthy
             seen[f"{name} GET {path}"] = raw("GET", url + path, headers=admin)[1]
             seen[f"{name} GET {path} (no credential)"] = raw("GET", url + path)[1]
         # a refused change and a reload answer with the config view too
-        seen[f"{name} POST /admin/config"] = raw("POST", url + "/admin/config", b'{"REDIS_URL": "x", "AUTH_SECRET": "y"}',
-                                                 headers=admin)[1]
+        seen[f"{name} POST /admin/config"] = raw("POST", url + "/admin/config",
+                                                 b'{"REDIS_URL": "x", "AUTH_SECRET": "y"}', headers=admin)[1]
         seen[f"{name} POST /admin/reload"] = raw("POST", url + "/admin/reload", b"{}", headers=admin)[1]
     seen["fanout backlog"] = raw("GET", healthy.ep.services["fanout"] + "/admin/backlog", headers=admin)[1]
     seen["maintenance windows"] = raw("GET", healthy.ep.services["maintenance"] + "/admin/windows", headers=admin)[1]

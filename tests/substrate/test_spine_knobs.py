@@ -7,24 +7,23 @@ matter; the ones that need another deployment start their own stack.
 
 from __future__ import annotations
 
-import pytest
-
 import asyncio
 import threading
 import time
 from collections import Counter
 
 import asyncpg
+import pytest
 import redis
 import yaml
-from substrate.spine_client import Spine
 
 from arenac.substrate.spine.spec import SpineSpec
+from substrate.spine_client import Reply, Spine
 
 pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
 
 
-def statuses(replies: list) -> Counter[int]:  # noqa: ANN001 - list[Reply]
+def statuses(replies: list[Reply]) -> Counter[int]:
     return Counter(reply.status for reply in replies)
 
 
@@ -36,7 +35,8 @@ def channel_seqs(spine: Spine, channel: str) -> list[int]:
 def test_tiny_pool_times_out_under_concurrent_sends(healthy: Spine) -> None:
     token = healthy.login()
     assert statuses(healthy.concurrent_sends("eng", 200, token)) == {201: 200}
-    healthy.admin("message", "/admin/config", {"DB_POOL_SIZE": "1", "DB_POOL_OVERFLOW": "0", "DB_POOL_TIMEOUT_MS": "50"})
+    healthy.admin("message", "/admin/config",
+                  {"DB_POOL_SIZE": "1", "DB_POOL_OVERFLOW": "0", "DB_POOL_TIMEOUT_MS": "50"})
     try:
         replies = healthy.concurrent_sends("eng", 200, token)
     finally:
@@ -111,7 +111,8 @@ def test_strict_read_event_adds_the_hold_then_timeouts(healthy: Spine) -> None:
         held = healthy.read("general", 30, token)
         assert held.status == 200 and 0.3 <= held.seconds < 1.5
         # the hold keeps a pooled connection busy: under concurrency the pool runs dry
-        healthy.admin("channel", "/admin/config", {"DB_POOL_SIZE": "2", "DB_POOL_OVERFLOW": "0", "DB_POOL_TIMEOUT_MS": "500"})
+        healthy.admin("channel", "/admin/config",
+                      {"DB_POOL_SIZE": "2", "DB_POOL_OVERFLOW": "0", "DB_POOL_TIMEOUT_MS": "500"})
         replies = healthy.burst("GET", "/api/channels/general/messages?after=30", 20, token)
         assert statuses(replies)[503] >= 5, statuses(replies)
     finally:
@@ -185,7 +186,7 @@ def test_fanout_acl_denial_grows_the_backlog(healthy: Spine) -> None:
     healthy.wait_for(lambda: healthy.backlog() == 0, 10, "the backlog to drain")
 
 
-def test_small_redis_maxmemory_stalls_fanout(make_stack) -> None:  # noqa: ANN001
+def test_small_redis_maxmemory_stalls_fanout(make_stack) -> None:
     spine = make_stack(SpineSpec().with_sets(["redis.maxmemory=1mb"]))
     admin = redis.Redis.from_url(spine.ep.redis_harness)
     assert admin.config_get("maxmemory")["maxmemory"] == str(2**20)
@@ -202,7 +203,7 @@ def test_small_redis_maxmemory_stalls_fanout(make_stack) -> None:  # noqa: ANN00
     spine.wait_for(lambda: spine.backlog() == 0, 15, "the backlog to drain once Redis has memory")
 
 
-def test_maintenance_window_gives_periodic_send_stalls(make_stack) -> None:  # noqa: ANN001
+def test_maintenance_window_gives_periodic_send_stalls(make_stack) -> None:
     # period 15 s, offset 5 s, duration 5 s at TIME_SCALE 0.2: a 1 s window every 3 s, at 1 s
     spec = SpineSpec().with_sets(["TIME_SCALE=0.2", "MAINT_PERIOD_S=15", "MAINT_OFFSET_S=5", "MAINT_DURATION_S=5"])
     spine = make_stack(spec)

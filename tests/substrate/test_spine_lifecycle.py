@@ -66,7 +66,8 @@ def run_up() -> Iterator[Callable[..., subprocess.Popen[str]]]:
     started: list[subprocess.Popen[str]] = []
 
     def start(*args: str) -> subprocess.Popen[str]:
-        up = subprocess.Popen([*ARENAC, "up", "spine", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        up = subprocess.Popen([*ARENAC, "up", "spine", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True)
         started.append(up)
         return up
 

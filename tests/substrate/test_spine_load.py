@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
-
 import asyncio
+
+import pytest
 
 from arenac.lower.library import load_library
 from arenac.model.library import LoadProfile, Phase
@@ -49,7 +49,7 @@ def test_percentiles_and_aggregation_over_runs() -> None:
     assert baseline["routes"]["all"]["all"]["spread"]["p99_ms"] == {"median": 4.0, "min": 2.0, "max": 10000.0}
 
 
-def test_healthy_stack_under_the_standard_load_has_no_errors(make_stack) -> None:  # noqa: ANN001
+def test_healthy_stack_under_the_standard_load_has_no_errors(make_stack) -> None:
     spine = make_stack(SpineSpec().with_sets(["TIME_SCALE=0.05"]))  # maintenance windows land in the troughs
     result = asyncio.run(LoadGenerator(spine.ep.gateway, STANDARD, time_scale=0.05).run())
     summary = result.summary()

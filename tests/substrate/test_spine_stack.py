@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import pytest
-
 import time
 from pathlib import Path
 
 import psutil
+import pytest
 import yaml
 
 from arenac.substrate.spine.keys import SERVICES
@@ -79,7 +78,8 @@ def test_config_file_edit_then_reload(healthy: Spine) -> None:
     original = path.read_text()
     try:
         data = yaml.safe_load(original)
-        path.write_text(yaml.safe_dump({**data, "EVENTS": "read_consistency_strict", "READ_CONSISTENCY_HOLD_MS": "120"}))
+        path.write_text(yaml.safe_dump({**data, "EVENTS": "read_consistency_strict",
+                                        "READ_CONSISTENCY_HOLD_MS": "120"}))
         assert healthy.admin("channel", "/admin/reload", {}).status == 200
         assert healthy.admin("channel", "/admin/event").body["events"]["read_consistency_strict"] is True
         token = healthy.login()
@@ -106,17 +106,18 @@ def test_restart_of_postgres_and_redis(healthy: Spine) -> None:
     for component in ("postgres", "redis"):
         healthy.stack.restart_service(component)
         # the pools notice the broken connections; the service is usable again within seconds
-        healthy.wait_for(lambda: healthy.send("sales", f"after {component}", token).status == 201, 15,
+        healthy.wait_for(lambda name=component: healthy.send("sales", f"after {name}", token).status == 201, 15,
                          f"sends after restarting {component}")
     assert all(item.ready for item in healthy.stack.status())
 
 
-def test_two_stacks_side_by_side_and_clean_stop(healthy: Spine, make_stack) -> None:  # noqa: ANN001
+def test_two_stacks_side_by_side_and_clean_stop(healthy: Spine, make_stack) -> None:
     other = make_stack()
     assert set(other.ep.services.values()).isdisjoint(healthy.ep.services.values())
     token = other.login()
     assert other.send("general", "isolated", token).body["seq"] == MESSAGES_PER_CHANNEL + 1
-    pids = [p.pid for pid in other.stack.pids().values() for p in (psutil.Process(pid), *psutil.Process(pid).children())]
+    pids = [p.pid for pid in other.stack.pids().values()
+            for p in (psutil.Process(pid), *psutil.Process(pid).children())]
     started = time.perf_counter()
     other.stack.stop()
     assert time.perf_counter() - started < 10

@@ -158,7 +158,9 @@ class ConfigStore:
 
     def _resolve(self) -> dict[str, str]:
         return {
-            key: spec.check(self.image.get(key, self._runtime.get(key, self._env.get(key, self._file.get(key, spec.default)))))
+            key: spec.check(
+                self.image.get(key, self._runtime.get(key, self._env.get(key, self._file.get(key, spec.default))))
+            )
             for key, spec in self.specs.items()
         }
 

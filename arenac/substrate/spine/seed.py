@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from importlib.resources import files
 from importlib.resources.abc import Traversable
 
@@ -34,7 +34,7 @@ _WORDS = (
     "deploy", "review", "lunch", "incident", "graph", "latency", "customer", "queue", "release",
     "coffee", "pager", "roadmap", "backup", "index", "meeting", "ticket", "retro", "demo",
 )
-_EPOCH = datetime(2024, 1, 8, 9, 0, tzinfo=timezone.utc)
+_EPOCH = datetime(2024, 1, 8, 9, 0, tzinfo=UTC)
 
 
 @dataclass(frozen=True)
@@ -78,7 +78,8 @@ def seed_sql() -> str:
         ",\n".join(f"  ({uid}, {_q(name)}, {_q(name.capitalize())})" for uid, name in enumerate(USERS, 1)) + ";",
         "INSERT INTO channels (id, name, topic, last_seq) VALUES",
         ",\n".join(
-            f"  ({cid}, {_q(name)}, {_q(topic)}, {MESSAGES_PER_CHANNEL})" for cid, (name, topic) in enumerate(CHANNELS, 1)
+            f"  ({cid}, {_q(name)}, {_q(topic)}, {MESSAGES_PER_CHANNEL})"
+            for cid, (name, topic) in enumerate(CHANNELS, 1)
         ) + ";",
         "INSERT INTO channel_members (channel_id, user_id) VALUES",
         ",\n".join(f"  ({index + 1}, {uid})" for index in range(len(CHANNELS)) for uid in members(index)) + ";",

@@ -192,7 +192,8 @@ class SpineSpec(_Model):
                 values["timeScale"] = value
             elif scope == "redis":
                 if key not in ("maxmemory", "maxmemoryPolicy"):
-                    raise SpecError([f"redis.{key}: unknown setting; expected redis.maxmemory or redis.maxmemoryPolicy"])
+                    raise SpecError([f"redis.{key}: unknown setting; "
+                                     "expected redis.maxmemory or redis.maxmemoryPolicy"])
                 values["redis"][key] = value
             elif scope == "postgres":
                 values["postgres"]["settings"][key] = value

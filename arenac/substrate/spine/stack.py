@@ -207,7 +207,9 @@ class SpineStack:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(yaml.safe_dump(self.spec.service_file(name), default_flow_style=False, sort_keys=True))
         self._env = env_with(self._wiring(keys, passfile))
-        cancelled = lambda: self._cancelled
+
+        def cancelled() -> bool:
+            return self._cancelled
 
         # each process is recorded (memory and ledger) as soon as it exists, before any wait
         self._check_cancelled()
@@ -243,14 +245,20 @@ class SpineStack:
 
     def _restart(self, name: str) -> None:
         if name == "postgres":
-            self._postgres.stop()
-            self._postgres.start(self.log_path("postgres"), timeout=self.ready_timeout)
-            self._children["postgres"] = self._postgres.child  # type: ignore[assignment]
+            postgres = self._postgres
+            assert postgres is not None  # restart_service checked that the stack is running
+            postgres.stop()
+            postgres.start(self.log_path("postgres"), timeout=self.ready_timeout)
+            assert postgres.child is not None  # start() spawned it
+            self._children["postgres"] = postgres.child
             wait_until(self._services_not_ready, self.ready_timeout, "spine services")
         elif name == "redis":
-            self._redis.stop()
-            self._redis.start(self.log_path("redis"), timeout=self.ready_timeout)
-            self._children["redis"] = self._redis.child  # type: ignore[assignment]
+            redis = self._redis
+            assert redis is not None  # restart_service checked that the stack is running
+            redis.stop()
+            redis.start(self.log_path("redis"), timeout=self.ready_timeout)
+            assert redis.child is not None  # start() spawned it
+            self._children["redis"] = redis.child
         else:
             stop(self._children[name])
             self._spawn_service(name)

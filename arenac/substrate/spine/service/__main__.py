@@ -33,6 +33,7 @@ from arenac.substrate.spine.service.app import Component, ServiceContext, build_
 
 def component_for(ctx: ServiceContext) -> Component:
     # lazily: a service process loads only its own service's code
+    cls: type[Component]
     if ctx.name == "gateway":
         from arenac.substrate.spine.service.gateway import Gateway as cls
     elif ctx.name == "auth":

@@ -11,8 +11,9 @@ Contract (every service):
   The token is read from a file (`SPINE_ADMIN_TOKEN_FILE`), never shown by any answer.
 - `GET /admin/config`: effective config, where each value comes from, reloadable keys, keys
   waiting for a restart. Credentials are never shown: a secret key's value is `<redacted>` and so
-  is the password inside any URL (Redis URLs); the admin API is what an agent may be granted. `POST /admin/config` with a JSON object {KEY: value} changes reloadable
-  keys in memory (all or none; 400 naming the key otherwise).
+  is the password inside any URL (Redis URLs); the admin API is what an agent may be granted.
+  `POST /admin/config` with a JSON object {KEY: value} changes reloadable keys in memory (all or
+  none; 400 naming the key otherwise).
 - `GET /admin/event`: {"events": {name: on}}; `POST /admin/event` {"name": ..., "on": bool}.
 - `POST /admin/reload`: re-read the config file and environment (drops run-time changes, resets
   events to `EVENTS`). A changed pool key or role that cannot be applied answers 503
@@ -32,7 +33,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import asyncpg
 import redis.exceptions
@@ -44,6 +45,9 @@ from arenac.substrate.spine.keys import EVENTS, ConfigError, redact_text
 from arenac.substrate.spine.releases import Release
 from arenac.substrate.spine.service.common import json_object
 from arenac.substrate.spine.service.db import Database, NotReady, PoolRebuildError, PoolTimeout
+
+if TYPE_CHECKING:
+    from aiohttp.typedefs import Middleware
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +85,8 @@ class EventState:
     def check(self, names: tuple[str, ...]) -> None:
         unknown = [name for name in names if name not in self.known]
         if unknown:
-            raise ConfigError("EVENTS", f"unknown event(s) {', '.join(unknown)}; known: {', '.join(self.known) or 'none'}")
+            known = ", ".join(self.known) or "none"
+            raise ConfigError("EVENTS", f"unknown event(s) {', '.join(unknown)}; known: {known}")
 
     def reset(self, booted: tuple[str, ...]) -> None:
         self.check(booted)
@@ -114,17 +119,17 @@ class Component(ABC):
     def routes(self) -> list[web.RouteDef]:
         """Routes with a `name` (the metrics label), e.g. web.post(path, handler, name="send")."""
 
-    async def start(self) -> None:
+    async def start(self) -> None:  # noqa: B027 - optional hook, no-op by default
         """Start connecting and background work; must not block on dependencies."""
 
-    async def stop(self) -> None:
+    async def stop(self) -> None:  # noqa: B027 - optional hook, no-op by default
         """Stop background work and close connections."""
 
     def not_ready(self) -> str:
         """Empty when ready, else why not."""
         return ""
 
-    async def config_changed(self, keys: set[str]) -> None:
+    async def config_changed(self, keys: set[str]) -> None:  # noqa: B027 - optional hook, no-op by default
         """React to changed effective keys (run-time change or reload)."""
 
     def admin_routes(self) -> list[web.RouteDef]:
@@ -186,7 +191,7 @@ async def observe(request: web.Request, handler: Handler) -> web.StreamResponse:
 ADMIN_PREFIX = "/admin"
 
 
-def admin_guard(token: str) -> Callable[[web.Request, Handler], Awaitable[web.StreamResponse]]:
+def admin_guard(token: str) -> Middleware:
     """Middleware: /admin/* answers 401 unless the request carries `Authorization: Bearer <token>`."""
     expected = f"Bearer {token}".encode() if token else None
 
@@ -271,10 +276,11 @@ def build_app(component: Component, admin_token: str = "") -> web.Application:
 
     async def post_event(request: web.Request) -> web.Response:
         body = await json_object(request)
-        if not isinstance(body.get("name"), str) or not isinstance(body.get("on"), bool):
+        name, on = body.get("name"), body.get("on")
+        if not isinstance(name, str) or not isinstance(on, bool):
             return error(400, "bad_event", 'expected {"name": str, "on": bool}')
         try:
-            ctx.events.switch(body["name"], body["on"])
+            ctx.events.switch(name, on)
         except ConfigError as exc:
             return error(404, "unknown_event", str(exc))
         return web.json_response({"events": ctx.events.on})

@@ -2,7 +2,8 @@
 
 Routes:
 - [channels] GET /channels -> {"channels": [{"name", "topic", "last_seq"}]}
-- [read]     GET /channels/{channel}/messages?after=N&limit=M -> {"channel", "messages": [{seq, author, body, created_at}]}
+- [read]     GET /channels/{channel}/messages?after=N&limit=M
+             -> {"channel", "messages": [{seq, author, body, created_at}]}
              While the admin event `read_consistency_strict` is on, a read holds its database
              connection for READ_CONSISTENCY_HOLD_MS before querying ("wait until every write is
              visible"): latency first, then pool exhaustion and timeouts under load. A read by a
@@ -105,5 +106,5 @@ class Channel(DbComponent):
         pipe = self.redis.pipeline(transaction=False)
         for channel in channels:
             pipe.zcount(inbox_key(user, channel), f"({int(cursors.get(channel, 0))}", "+inf")
-        counts = dict(zip(channels, await pipe.execute()))
+        counts = dict(zip(channels, await pipe.execute(), strict=True))
         return web.json_response({"unread": counts, "total": sum(counts.values())})

@@ -114,7 +114,7 @@ class Database:
         settings = PoolSettings.from_config(self._config)
         try:
             new_pool = await self._open(settings)
-        except (OSError, asyncpg.PostgresError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, OSError, asyncpg.PostgresError) as exc:
             # keep serving with the old pool; the caller reports the mismatch
             raise PoolRebuildError(f"kept the previous pool: {type(exc).__name__}: {exc}") from exc
         old, self._pool, self._settings = self._pool, new_pool, settings
@@ -131,7 +131,7 @@ class Database:
             raise NotReady(f"database: {self.last_error}")
         try:
             conn = await pool.acquire(timeout=settings.timeout_s)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             POOL_TIMEOUTS.inc()
             raise PoolTimeout(
                 f"no database connection free within {settings.timeout_s * 1000:.0f} ms "
@@ -178,7 +178,7 @@ class Database:
                 self._settings = settings
                 POOL_CAPACITY.set(settings.size + settings.overflow)
                 self.last_error = ""
-            except (OSError, asyncpg.PostgresError, asyncio.TimeoutError) as exc:
+            except (TimeoutError, OSError, asyncpg.PostgresError) as exc:
                 self.last_error = f"{type(exc).__name__}: {exc}"
                 await asyncio.sleep(delay)
                 delay = min(delay * 1.5, 0.2)  # short: readiness soon after PostgreSQL is up
@@ -187,6 +187,6 @@ class Database:
     async def _retire(pool: asyncpg.Pool) -> None:
         try:
             await asyncio.wait_for(pool.close(), timeout=30)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             log.warning("old pool still had borrowed connections after 30 s; terminating it")
             pool.terminate()

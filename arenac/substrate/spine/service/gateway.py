@@ -14,12 +14,10 @@ reached gives 502. Other backend answers pass through unchanged.
 
 from __future__ import annotations
 
-import asyncio
-
 import aiohttp
 from aiohttp import web
 
-from arenac.substrate.spine.service.app import Component, error
+from arenac.substrate.spine.service.app import Component, Handler, error
 from arenac.substrate.spine.service.common import USER_HEADER, verify_token
 
 
@@ -48,7 +46,7 @@ class Gateway(Component):
     def not_ready(self) -> str:
         return "" if self._session is not None else "starting"
 
-    def _to(self, base_key: str, path: str, auth: bool = True):  # noqa: ANN202 - an aiohttp handler
+    def _to(self, base_key: str, path: str, auth: bool = True) -> Handler:
         async def forward(request: web.Request) -> web.StreamResponse:
             headers = {"Content-Type": request.headers.get("Content-Type", "application/json")}
             if auth:
@@ -68,7 +66,7 @@ class Gateway(Component):
                     body = await upstream.read()
                     return web.Response(status=upstream.status, body=body,
                                         content_type=upstream.content_type or "application/json")
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 return error(504, "upstream_timeout", f"{base_key} did not answer in time")
             except aiohttp.ClientError as exc:
                 return error(502, "upstream_unreachable", f"{base_key}: {exc}")

@@ -7,12 +7,14 @@ same way (cycle length P) sees the window at the same point of every cycle.
 
 During a window the job works in batches of at most LOCK_SLICE_S real seconds, one transaction
 each (not multiplied by TIME_SCALE: a database holds a lock for real time whatever the plan clock,
-so a compressed run sees stalls as long as a real one, only fewer of them): it locks every channel's row, the sequencer (FOR UPDATE: "a consistent snapshot of the counters"),
-writes scratch rows as fast as the database takes them and refreshes `channel_stats`. Sends stall
-behind each batch (up to a slice each), so the window shows as a run of latency spikes, and as
-pool exhaustion when the sends queued behind a batch outnumber the pool; at the end it truncates
-the scratch table and runs CHECKPOINT. `GET /admin/windows` lists recent windows
-{"start", "end"} (Unix seconds) and says whether one is `active` now; metrics `spine_maintenance_active`, `spine_maintenance_windows_total`.
+so a compressed run sees stalls as long as a real one, only fewer of them): it locks every
+channel's row, the sequencer (FOR UPDATE: "a consistent snapshot of the counters"), writes scratch
+rows as fast as the database takes them and refreshes `channel_stats`. Sends stall behind each
+batch (up to a slice each), so the window shows as a run of latency spikes, and as pool exhaustion
+when the sends queued behind a batch outnumber the pool; at the end it truncates the scratch table
+and runs CHECKPOINT. `GET /admin/windows` lists recent windows {"start", "end"} (Unix seconds) and
+says whether one is `active` now; metrics `spine_maintenance_active`,
+`spine_maintenance_windows_total`.
 """
 
 from __future__ import annotations

@@ -82,7 +82,8 @@ class Message(DbComponent):
                         channel_id,
                     )
                     message_id = await self._insert(conn, channel_id, seq, user, text)
-            event = json.dumps({"id": message_id, "channel": name, "channel_id": channel_id, "seq": seq, "author": user})
+            event = json.dumps({"id": message_id, "channel": name, "channel_id": channel_id, "seq": seq,
+                                "author": user})
             try:
                 await self.link.client.lpush(self.ctx.config.get("FANOUT_QUEUE"), event)
             except redis.exceptions.RedisError as exc:
