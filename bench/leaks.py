@@ -7,7 +7,8 @@ Runs EPISODES episodes one after another through the same launcher `arenac run` 
 start and every 20 episodes: the runner's open file descriptors, threads and resident memory, the
 episode scratch directories left in the temp directory, the state directory's size and record
 count, and the cgroup directories of the runner. Every figure must be flat. The statuses of the
-episodes are counted too (a leak that voids episodes is a leak).
+episodes are counted too, with the reason of each one not scored (a leak that voids episodes is a
+leak; a machine shared with other work shows as "harness overloaded").
 """
 
 from __future__ import annotations
@@ -59,12 +60,16 @@ def main() -> int:
         launcher = _Launcher()
         stop = threading.Event()
         statuses: Counter[str] = Counter()
+        why_not_scored: Counter[str] = Counter()  # the reason's first clause: "harness overloaded", ...
         rows = [(0, figures(launcher))]
         started = time.monotonic()
         for n in range(1, args.episodes + 1):
             options = EpisodeOptions(agent="cmd:declare_repair_complete", time_scale=args.time_scale,
                                      out=Path(work) / "runs" / f"episode-{n}")
-            statuses[launcher(bundle, options, stop).status] += 1
+            result = launcher(bundle, options, stop)
+            statuses[result.status] += 1
+            if result.status != "scored":
+                why_not_scored[f"{result.status}: {result.reason.split(':')[0]}"] += 1
             if n % 20 == 0 or n == args.episodes:
                 rows.append((n, figures(launcher)))
                 print(f"{n} episodes, {time.monotonic() - started:.0f} s: {rows[-1][1]}", file=sys.stderr, flush=True)
@@ -73,7 +78,8 @@ def main() -> int:
     print("|---" * (len(keys) + 1) + "|")
     for n, row in rows:
         print(f"| {n} | " + " | ".join(str(row[k]) for k in keys) + " |")
-    print(f"\nstatuses: {dict(statuses)}; wall {time.monotonic() - started:.0f} s")
+    print(f"\nstatuses: {dict(statuses)}; not scored, by reason: {dict(why_not_scored)}; "
+          f"wall {time.monotonic() - started:.0f} s")
     return 0
 
 
