@@ -18,7 +18,6 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-import psutil
 import pytest
 
 from arenac.runner import capacity as estimate
