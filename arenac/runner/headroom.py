@@ -42,7 +42,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from arenac.verify.evidence import TimelineHeadroom
+from arenac.model.evidence import TimelineHeadroom
 
 # the sampler's sleep, real seconds: short enough for a few thousand samples per episode (20 a
 # second), long enough that its own CPU (a wake-up and a line on a pipe) is nothing

@@ -31,7 +31,7 @@ from typing import Any
 from arenac.loadgen.acks import read_acks
 from arenac.model.gates import ProtectQueue
 from arenac.verify.evidence import Evidence, EvidenceError
-from arenac.verify.verdict import Check
+from arenac.model.verdict import Check
 
 MARGIN_REAL_S = 0.1  # the load generator's and the runner's clocks agree to well within this
 # fan-out is asynchronous: an event accepted in the last seconds before the record may be between
