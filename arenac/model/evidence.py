@@ -65,7 +65,8 @@ class TimelineHeadroom(EvidenceModel):
 
 class Timeline(EvidenceModel):
     """The episode's clock marks and how it ended. The runner carries it through the episode (a
-    frozen model, replaced as the marks are reached) and writes it at the end."""
+    frozen model, `begun` at the start and replaced as the marks are reached) and writes it,
+    `finished`, at the end."""
 
     omitted_when_empty: ClassVar[frozenset[str]] = frozenset(
         {"warmup_end_s", "handover_s", "window_end_s", "soak_start_s", "soak_end_s", "bound_by", "headroom"})
@@ -91,9 +92,27 @@ class Timeline(EvidenceModel):
                 raise ValueError(f"a scored trial needs {', '.join(missing)}")
         return self
 
+    @classmethod
+    def begun(cls, time_scale: float, bound_by: str) -> Timeline:
+        """An episode's timeline at its start: scored until something ends it otherwise, its marks
+        still to come. Not validated (a scored trial without its times is what it is until the
+        soak ends); `finished` validates it before it is written."""
+        return cls.model_construct(time_scale=time_scale, status="scored", void_reason=None, declared_s=None,
+                                   bound_by=bound_by)
+
     def ended(self, status: TrialStatus, reason: str) -> Timeline:
         """The same timeline, ended with `status` for `reason`."""
         return self.model_copy(update={"status": status, "void_reason": reason})
+
+    def finished(self) -> Timeline:
+        """The timeline to write: validated as the verifier will read it. A scored one that lacks a
+        mark (a harness bug, never the agent's doing) becomes an infra_error saying which."""
+        from pydantic import ValidationError
+
+        try:
+            return Timeline.model_validate(self.model_dump())
+        except ValidationError as error:
+            return self.ended("infra_error", f"the harness recorded an incomplete timeline: {error.errors()[0]['msg']}")
 
 
 # ---- ledger.json (the load generator) ---------------------------------------------------------

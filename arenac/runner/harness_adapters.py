@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from arenac.model.verdict import Verdict, Window
 from arenac.serialize import dump_json, write_atomic
 
 
@@ -92,9 +93,9 @@ def copy_grading_inputs(bundle, evidence: Path) -> None:
     write_atomic(evidence / "baseline.json", baseline.read_bytes())
 
 
-def grade(run_dir: Path, bundle) -> dict:
+def grade(run_dir: Path, bundle) -> Verdict:
     """Grade with the gates pinned when the bundle was opened (never a file re-read now); the
-    verdict records the pinned digests."""
+    verdict (written to verdict.json and reward.json) records the pinned digests."""
     from arenac.verify.evidence import EvidenceError
     from arenac.verify.grade import parse_gates, write_results
     from arenac.verify.grade import grade as grade_evidence
@@ -106,7 +107,7 @@ def grade(run_dir: Path, bundle) -> dict:
         verdict = unscored(bundle.plan.task, bundle.plan.variant, "infra_error", f"unreadable evidence: {error}")
     verdict = verdict.model_copy(update={"pinned": bundle.digests()})
     write_results(run_dir, verdict)
-    return {"reward": verdict.reward, "outcome": verdict.outcome, "safe_repair": verdict.safe_repair}
+    return verdict
 
 
 def predicate_holds(predicate, evidence: Path, now_s: float, window_s: float) -> bool:
@@ -114,7 +115,6 @@ def predicate_holds(predicate, evidence: Path, now_s: float, window_s: float) ->
     from arenac.verify.evidence import Evidence, EvidenceError
     from arenac.verify.metrics import Measurer
     from arenac.verify.outcome import evaluate_predicate
-    from arenac.verify.verdict import Window
 
     if not (evidence / "ledger.json").exists():
         _LAST_PROBLEM[0] = f"no ledger yet at {evidence / 'ledger.json'}"

@@ -20,8 +20,9 @@ Contract:
   A source this machine lacks is named in `missing`, with the reason; the probe never raises.
 - `overloaded(headroom) -> str | None`: the reason when the harness was starved (its thresholds
   and their calibration: docs/performance.md, "Harness headroom"); `Headroom.overloaded` holds it.
-  `apply(timeline, headroom)` turns a scored or failed timeline into infra_error with that reason
-  (a void stays void: nothing was measured of the agent) and records the summary in it.
+  `apply(timeline, headroom)` returns the timeline with the summary recorded in it, a scored or
+  failed one turned into infra_error with that reason (a void stays void: nothing was measured of
+  the agent).
 - `measure_capacity(out)` is the short calibration before qualification (about a second): how many
   episodes this machine holds now; `jobs_warning(jobs, capacity)` is the one line qualify prints
   when `--jobs` exceeds it. It never refuses.
@@ -42,7 +43,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from arenac.model.evidence import TimelineHeadroom
+from arenac.model.evidence import Timeline, TimelineHeadroom
 
 # the sampler's sleep, real seconds: short enough for a few thousand samples per episode (20 a
 # second), long enough that its own CPU (a wake-up and a line on a pipe) is nothing
@@ -398,21 +399,19 @@ def summary(headroom: Headroom) -> TimelineHeadroom:
         machine_psi_share=headroom.machine.psi_some_share)
 
 
-def apply(timeline: dict, headroom: Headroom) -> str | None:
-    """Record the summary in the timeline and, when the harness was starved, turn a scored or
-    failed trial into infra_error with the reason (returned). A void or infra_error trial keeps its
-    status and reason: a void one was never measured, an infra_error one already failed."""
-    timeline["headroom"] = summary(headroom).model_dump(mode="json")
-    if headroom.overloaded is None or timeline.get("status") not in ("scored", "failed"):
-        return None
+def apply(timeline: Timeline, headroom: Headroom) -> Timeline:
+    """The timeline with the summary recorded and, when the harness was starved, a scored or failed
+    trial turned into infra_error with the reason. A void or infra_error trial keeps its status
+    and reason: a void one was never measured, an infra_error one already failed."""
+    short = summary(headroom)
+    if headroom.overloaded is None or timeline.status not in ("scored", "failed"):
+        return timeline.model_copy(update={"headroom": short})
     if own_load(headroom):
         # the episode's own processes took the machine: what the agent set the substrate to do
         # (an attack that lifts every limit, say) starved its harness. Voiding that trial would let
         # an agent trade a failure for a retry, so it stays scored; the timeline says so.
-        timeline["headroom"]["own_load"] = True
-        return None
-    timeline.update(status="infra_error", void_reason=headroom.overloaded)
-    return headroom.overloaded
+        return timeline.model_copy(update={"headroom": short.model_copy(update={"own_load": True})})
+    return timeline.model_copy(update={"headroom": short}).ended("infra_error", headroom.overloaded)
 
 
 def own_load(headroom: Headroom) -> bool:

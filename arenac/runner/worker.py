@@ -94,16 +94,16 @@ def run_in_worker(bundle_dir: Path, options: EpisodeOptions, stop: threading.Eve
 
 def _record_infra_error(run_dir: Path, reason: str, time_scale: float) -> None:
     """The timeline of an episode whose worker died: an infra_error, whatever it had reached."""
-    from arenac.runner.records import write_json
+    from arenac.model.evidence import Timeline
+    from arenac.runner.records import write_model
 
     path = run_dir / "evidence" / "timeline.json"
     try:
-        timeline = json.loads(path.read_text())
-    except (OSError, ValueError):
-        timeline = {"time_scale": time_scale, "declared_s": None}
-    timeline.update(status="infra_error", void_reason=reason)
+        timeline = Timeline.model_validate_json(path.read_bytes()).ended("infra_error", reason)
+    except (OSError, ValueError):  # none yet (the worker writes it last), or cut short
+        timeline = Timeline(time_scale=time_scale, status="infra_error", void_reason=reason, declared_s=None)
     try:
-        write_json(path, timeline)
+        write_model(path, timeline)
     except OSError as error:  # e.g. the disk that failed the worker is full
         print(f"arenac: could not record the infra_error in {path}: {error.strerror}", file=sys.stderr)
 

@@ -47,8 +47,8 @@ def stack(tmp_path: Path):
 
 
 def state(io: HarnessIO, upto: int | None) -> dict:
-    return {"tables": {"messages": _table_state(io, "messages", upto)},
-            "sequences": {"messages.seq": _sequence_state(io, "messages.seq")}}
+    return {"tables": {"messages": _table_state(io, "messages", upto).model_dump(mode="json")},
+            "sequences": {"messages.seq": _sequence_state(io, "messages.seq").model_dump(mode="json")}}
 
 
 def grade(tmp_path: Path, name: str, io: HarnessIO, acks: list[dict], baseline: dict, after_id: int, now):
