@@ -246,6 +246,19 @@ def _harden(data_dir: Path) -> None:
             os.chmod(path, 0o700)
 
 
+@dataclass(frozen=True)
+class Manifestation:
+    """How a fault's manifestation check ended: `last_check` is its own last live evaluation (None
+    when its deadline passed before one could be made), whose detail a void record carries."""
+
+    manifested: bool
+    last_check: adapters.LiveCheck | None = None
+
+    @property
+    def last_problem(self) -> str:
+        return self.last_check.detail if self.last_check is not None else ""
+
+
 class _Episode:
     def __init__(self, bundle, options, clock, log, evidence, scratch, state, stop, timeline: Timeline,
                  sandbox: SandboxChoice):
@@ -311,10 +324,11 @@ class _Episode:
         for fault in faults:
             if fault.decoy:  # not the cause: nothing to wait for
                 continue
-            if not self._await_manifestation(fault, handover):
+            manifestation = self._await_manifestation(fault, handover)
+            if not manifestation.manifested:
                 self.timeline = self.timeline.ended("void", f"fault '{fault.name}' did not manifest within "
                                                             f"{fault.manifest_within_s:g}s of its onset")
-                log("void", fault=fault.name, last_problem=adapters.last_problem())
+                log("void", fault=fault.name, last_problem=manifestation.last_problem)
                 return
 
         self._snapshot("agent_start")
@@ -509,7 +523,7 @@ class _Episode:
 
     def _inject_when(self, fault) -> None:
         while not self.stop.is_set():
-            if adapters.predicate_holds(fault.onset.when, self.evidence, self.clock.now(), 10.0):
+            if adapters.check_live(fault.onset.when, self.evidence, self.clock.now(), 10.0).holds:
                 self.onset_times[fault.name] = self.clock.now()
                 self.log("onset", fault=fault.name, when=fault.onset.when.text)
                 self._perform(fault.inject, f"inject {fault.name}")
@@ -521,11 +535,12 @@ class _Episode:
             self.log("recur", fault=fault.name)
             self._perform(fault.retrigger or fault.inject, f"recur {fault.name}")
 
-    def _await_manifestation(self, fault, handover: float) -> bool:
+    def _await_manifestation(self, fault, handover: float) -> Manifestation:
         # A hung request reaches the ledger only when it times out, after real seconds that the
         # plan clock does not compress: neither the bound nor the look-back may be shorter.
         timeouts = self.clock.plan(HUNG_REQUEST_VISIBLE_S)
         deadline_after_onset = max(fault.manifest_within_s, timeouts)
+        last_check: adapters.LiveCheck | None = None  # this fault's own, whatever runs beside it
         while True:
             onset_t = self.onset_times.get(fault.name)
             now = self.clock.now()
@@ -533,13 +548,15 @@ class _Episode:
                 # the symptom over the recent past since the onset (at least the last 20 plan seconds);
                 # the ledger on disk trails by its flush interval, hence the grace after the deadline
                 since = max(onset_t, now - max(20.0, timeouts))
-                if now > since + 2.0 and adapters.predicate_holds(
-                        fault.manifest, self._live_evidence(fault.manifest), now, now - since):
-                    self.log("manifested", fault=fault.name, after_s=round(now - onset_t, 3))
-                    return True
+                if now > since + 2.0:
+                    last_check = adapters.check_live(fault.manifest, self._live_evidence(fault.manifest), now,
+                                                     now - since)
+                    if last_check.holds:
+                        self.log("manifested", fault=fault.name, after_s=round(now - onset_t, 3))
+                        return Manifestation(True, last_check)
                 grace = self.clock.time_scale and 1.0 / self.clock.time_scale  # one real second
                 if now > max(onset_t, handover) + deadline_after_onset + grace:
-                    return False
+                    return Manifestation(False, last_check)
             if self.stop.wait(self.clock.real(1.0)):
                 raise InfraError("interrupted")
 

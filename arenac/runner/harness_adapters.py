@@ -110,30 +110,29 @@ def grade(run_dir: Path, bundle) -> Verdict:
     return verdict
 
 
-def predicate_holds(predicate, evidence: Path, now_s: float, window_s: float) -> bool:
+@dataclass(frozen=True)
+class LiveCheck:
+    """A predicate evaluated live: whether it holds, and its detail or why it could not be
+    evaluated. Returned to the caller, never kept here: episodes side by side (qualify --jobs)
+    evaluate at once, and each void record must carry its own episode's reason."""
+
+    holds: bool
+    detail: str
+
+
+def check_live(predicate, evidence: Path, now_s: float, window_s: float) -> LiveCheck:
     """Evaluate a predicate live over the last `window_s` plan seconds of the growing ledger."""
     from arenac.verify.evidence import Evidence, EvidenceError
     from arenac.verify.metrics import Measurer
     from arenac.verify.outcome import evaluate_predicate
 
     if not (evidence / "ledger.json").exists():
-        _LAST_PROBLEM[0] = f"no ledger yet at {evidence / 'ledger.json'}"
-        return False
+        return LiveCheck(False, f"no ledger yet at {evidence / 'ledger.json'}")
     try:
         check = evaluate_predicate(predicate, Measurer(Evidence(evidence)),
                                    Window(label="live", start_s=now_s - window_s, end_s=now_s))
     except (EvidenceError, OSError, ValueError) as error:
-        _LAST_PROBLEM[0] = f"{type(error).__name__}: {error}"
-        return False
-    _LAST_PROBLEM[0] = check.detail
-    return bool(check.passed)
-
-
-_LAST_PROBLEM: list[str] = [""]
-
-
-def last_problem() -> str:
-    """Why the latest live evaluation could not be made (for the void record)."""
-    return _LAST_PROBLEM[0]
+        return LiveCheck(False, f"{type(error).__name__}: {error}")
+    return LiveCheck(bool(check.passed), check.detail)
 
 
