@@ -43,7 +43,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from arenac.model.evidence import Timeline, TimelineHeadroom
+from arenac.model.evidence import StartLag, Timeline, TimelineHeadroom
 
 # the sampler's sleep, real seconds: short enough for a few thousand samples per episode (20 a
 # second), long enough that its own CPU (a wake-up and a line on a pipe) is nothing
@@ -329,12 +329,12 @@ class HeadroomProbe:
             self.missing["loadgen"] = "the ledger records no start lag"
             return None
         try:
-            return LoadgenFigures(starts=int(lag["starts"]), p50_ms=round(float(lag["p50_s"]) * 1000, 3),
-                                  p99_ms=round(float(lag["p99_s"]) * 1000, 3),
-                                  max_ms=round(float(lag["max_s"]) * 1000, 3))
-        except (KeyError, TypeError, ValueError) as error:
+            start_lag = StartLag.model_validate(lag)  # the ledger's own model (arenac/model/evidence.py)
+        except ValueError as error:
             self.missing["loadgen"] = f"the ledger's start_lag is not readable: {_why(error)}"
             return None
+        return LoadgenFigures(starts=start_lag.starts, p50_ms=round(start_lag.p50_s * 1000, 3),
+                              p99_ms=round(start_lag.p99_s * 1000, 3), max_ms=round(start_lag.max_s * 1000, 3))
 
     def _machine(self, start: _Readings, end: _Readings, window_s: float) -> MachineFigures:
         figures: dict = {"cores": len(os.sched_getaffinity(0))}
