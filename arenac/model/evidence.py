@@ -361,11 +361,15 @@ class FanoutAtSoakEnd(EvidenceModel):
 
 
 class AckedSoakEnd(EvidenceModel):
-    """acked_soak_end.json: what became of the acknowledged writes, recorded at soak end."""
+    """acked_soak_end.json: what became of the acknowledged writes, recorded at soak end. The runner
+    records both parts; a part absent is its omission, which makes only the checks needing it
+    unreadable evidence (arenac/verify/acked.py)."""
+
+    omitted_when_empty: ClassVar[frozenset[str]] = frozenset({"messages", "fanout"})
 
     t: float
-    messages: MessagesAtSoakEnd | PartUnreadable
-    fanout: FanoutAtSoakEnd | PartUnreadable
+    messages: MessagesAtSoakEnd | PartUnreadable | None = None
+    fanout: FanoutAtSoakEnd | PartUnreadable | None = None
 
 
 # ---- gates.json (the bundle's verifier/gates.json, copied) ---------------------------------------

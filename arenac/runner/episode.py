@@ -45,7 +45,7 @@ from arenac.runner.bundle import RunnableBundle
 from arenac.runner.clock import EpisodeClock
 from arenac.runner.harness_io import HarnessIO
 from arenac.runner.local_config import spine_spec
-from arenac.runner.records import EventLog, begin_run, finish_run, write_json, write_model
+from arenac.runner.records import EventLog, begin_run, finish_run, write_model
 from arenac.runner.snapshot import max_ids, take_snapshot
 from arenac.runner.state import StateDir
 from arenac.runner.watch import PartsWatch, changing_calls
@@ -385,7 +385,7 @@ class _Episode:
         self._snapshot("soak_end")
         # what became of every acknowledged write (protect table(messages), protect queue(fanout))
         self.step = "record of acknowledged writes"
-        write_json(self.evidence / "acked_soak_end.json", record_acked_state(self.io, clock.now(), self.baseline_ids))
+        write_model(self.evidence / "acked_soak_end.json", record_acked_state(self.io, clock.now(), self.baseline_ids))
 
         restarts: list[ChallengeRestart] = []
         retriggers: list[ChallengeRetrigger] = []

@@ -32,7 +32,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from arenac.model.evidence import AckedSoakEnd, Backlog, Baseline, ChallengeRecord, HarnessChanges, Ledger, Snapshot, Timeline
+from arenac.model.evidence import Backlog, Baseline, ChallengeRecord, HarnessChanges, Ledger, Snapshot, Timeline
 
 
 class EvidenceError(Exception):

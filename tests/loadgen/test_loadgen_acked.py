@@ -57,7 +57,7 @@ def grade(tmp_path: Path, name: str, io: HarnessIO, acks: list[dict], baseline: 
     run.snapshots["baseline"].update(baseline)
     run.snapshots["soak_end"].update(state(io, after_id))
     run.acks = acks
-    run.acked_record = record_acked_state(io, now(), {"messages": after_id})
+    run.acked_record = record_acked_state(io, now(), {"messages": after_id}).model_dump(mode="json")
     run.outcome, run.safety = [], list(GATES)
     verdict = run.grade()
     return {check.kind: check for check in verdict.gates.safety.checks}

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import yaml
 
+from arenac.model.evidence import Snapshot
 from arenac.model.plan import SnapshotSpec
 from arenac.runner.harness_io import HarnessIO
 from arenac.runner.snapshot import take_snapshot
 from arenac.substrate.spine.spec import SpineSpec
 from arenac.substrate.spine.stack import SpineStack
-from arenac.verify.evidence import Snapshot
 from arenac.verify.safety import diff
 
 
