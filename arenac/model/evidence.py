@@ -5,10 +5,10 @@ Contract:
 - Unknown fields are refused (base.Model, extra="forbid"): what a writer adds must be added here
   first, so a reader never silently skips a field it was meant to see. Documented fields are typed.
 - A file's text is canonical JSON of `model.model_dump(mode="json")` (runner/records.py
-  `write_model`). A field named in a model's `omitted_when_empty` is left out while it holds nothing
-  (None, or an empty mapping): the file format says "absent" for it (a time a void trial never
-  reached, the configmaps of a snapshot taken without the stack, the format-1 `grants`), and
-  readers treat absent and empty alike. Every other field is always written, null included.
+  `write_model`). A field named in a model's `omitted_when_empty` (record.Record) is left out while
+  it holds nothing: the file format says "absent" for it (a time a void trial never reached, the
+  configmaps of a snapshot taken without the stack, the format-1 `grants`), and readers treat
+  absent and empty alike. Every other field is always written, null included.
 - Times are plan seconds since the episode clock's zero. A void or infra_error timeline may stop
   at any point, so its times are optional; a scored one must have them all (but `declared_s`,
   null when the agent never declared).
@@ -24,29 +24,18 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import SerializationInfo, SerializerFunctionWrapHandler, model_serializer, model_validator
+from pydantic import model_validator
 
-from arenac.model.base import Model
 from arenac.model.gates import Gates
 from arenac.model.plan import Challenges
+from arenac.model.record import Record
 
 SNAPSHOT_LABELS = ("baseline", "agent_start", "declaration", "soak_end", "after_restart", "after_retrigger")
 TrialStatus = Literal["scored", "failed", "void", "infra_error"]
 
 
-class EvidenceModel(Model):
+class EvidenceModel(Record):
     """An evidence file or a part of one."""
-
-    # fields left out of the file while they hold nothing (None or {}): see the module contract
-    omitted_when_empty: ClassVar[frozenset[str]] = frozenset()
-
-    @model_serializer(mode="wrap")
-    def _leave_out_empty(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
-        data = handler(self)
-        for name in self.omitted_when_empty:
-            if name in data and (data[name] is None or data[name] == {}):
-                del data[name]
-        return data
 
 
 # ---- timeline.json ------------------------------------------------------------------------------

@@ -24,9 +24,9 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from arenac.model.base import Model
+from arenac.model.evidence import TrialStatus
 
 VERDICT_SCHEMA_VERSION = "arenac.verdict/v1"
-Status = Literal["scored", "failed", "void", "infra_error"]
 
 
 class Window(Model):
@@ -74,7 +74,7 @@ class Verdict(Model):
     schema_version: Literal["arenac.verdict/v1"] = VERDICT_SCHEMA_VERSION
     task: str | None = None
     variant: str | None = None
-    status: Status
+    status: TrialStatus  # the timeline's
     reason: str | None = None
     pinned: dict[str, str] | None = None  # artefact path (or "bundle_digest") -> sha256
     reward: Literal[0, 1]

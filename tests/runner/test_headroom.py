@@ -22,6 +22,7 @@ import psutil
 import pytest
 
 from arenac.model.evidence import Timeline
+from arenac.model.report import EpisodeCounts, QualificationReport
 from arenac.runner import headroom
 from arenac.runner.headroom import (CgroupFigures, Headroom, HeadroomProbe, LoadgenFigures, MachineFigures,
                                     TimerFigures)
@@ -274,8 +275,8 @@ def test_qualify_warns_before_it_starts_and_still_runs(jobs, warned, tmp_path, m
 
     def qualify(bundles, k, time_scale, out, jobs_, *args, **kwargs):
         started.append(capsys.readouterr().err)  # what was on stderr when the first episode would start
-        return {"ok": True, "k": k, "time_scale": time_scale, "jobs": jobs_, "variants": [],
-                "episodes": {"scored": 0, "failed": 0, "void": 0, "infra_error": 0, "total": 0}, "wall_s": 0}
+        return QualificationReport(ok=True, k=k, time_scale=time_scale, jobs=jobs_, variants=(),
+                                   episodes=EpisodeCounts(), reused=0, wall_s=0)
 
     monkeypatch.setattr("arenac.runner.qualify.qualify", qualify)
     assert cli.qualify_command([], 1, 0.1, str(tmp_path), jobs, None) == cli.EXIT_OK
