@@ -44,6 +44,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from arenac.model.evidence import StartLag, Timeline, TimelineHeadroom
+from arenac.model.headroom import CgroupFigures, Headroom, LoadgenFigures, MachineFigures, TimerFigures
 
 # the sampler's sleep, real seconds: short enough for a few thousand samples per episode (20 a
 # second), long enough that its own CPU (a wake-up and a line on a pipe) is nothing
@@ -100,59 +101,6 @@ EPISODE_CORES = 0.75
 # latency gates of healthy controls. (Episodes bunch their CPU into bursts: 1.0-1.5 cores in their
 # busiest seconds, so an average below the cores is not enough.)
 MAX_BUSY_SHARE = 0.8
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="ignore")
-
-
-class TimerFigures(_Model):
-    """How late the sampler woke from its `interval_ms` sleeps."""
-
-    interval_ms: float
-    samples: int
-    p50_ms: float
-    p99_ms: float
-    max_ms: float
-    late_ms: float  # the threshold of late_share
-    late_share: float  # share of wake-ups later than late_ms
-
-
-class LoadgenFigures(_Model):
-    """How late the load generator started its requests (its latencies count from the schedule)."""
-
-    starts: int
-    p50_ms: float
-    p99_ms: float
-    max_ms: float
-
-
-class MachineFigures(_Model):
-    cores: int  # CPUs this process may run on (sched_getaffinity)
-    busy_cores: float | None = None  # CPUs busy on average over the window, whoever used them
-    steal_share: float | None = None  # share of CPU time the hypervisor took (steal)
-    psi_some_share: float | None = None  # share of the window some task waited for a CPU
-    psi_some_avg10: float | None = None  # the kernel's 10 s average of that (percent) at the end
-    loadavg_1m: float | None = None  # at the end
-
-
-class CgroupFigures(_Model):
-    """The episode's own processes (its cgroup)."""
-
-    cpu_cores: float  # CPU used over the window, in cores
-    cpu_cores_p90: float | None = None  # its busiest seconds (90th percentile of 1 s samples)
-    pressure_some_share: float | None = None  # share of the window one of them waited for a CPU
-    pressure_full_share: float | None = None  # share of the window all of them did
-
-
-class Headroom(_Model):
-    window_s: float  # real seconds the probe ran
-    timer: TimerFigures | None = None
-    loadgen: LoadgenFigures | None = None
-    machine: MachineFigures
-    cgroup: CgroupFigures | None = None
-    missing: dict[str, str] = {}  # source -> why it is not measured here
-    overloaded: str | None = None  # the reason, when the harness was starved (overloaded())
 
 
 # ---- reading the kernel's figures -------------------------------------------------------------
@@ -421,7 +369,11 @@ def own_load(headroom: Headroom) -> bool:
 
 
 # ---- the capacity estimate before qualification -----------------------------------------------
-class Capacity(_Model):
+class Capacity(BaseModel):
+    """The calibration before qualification (printed, never written)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
     cores: int  # CPUs this process may run on
     busy_cores: float | None  # CPUs busy now (over CALIBRATE_S), whoever uses them
     psi_some_avg10: float | None  # the machine's CPU pressure now, percent

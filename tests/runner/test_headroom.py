@@ -22,10 +22,10 @@ import psutil
 import pytest
 
 from arenac.model.evidence import Timeline
+from arenac.model.headroom import CgroupFigures, Headroom, LoadgenFigures, MachineFigures, TimerFigures
 from arenac.model.report import EpisodeCounts, QualificationReport
 from arenac.runner import headroom
-from arenac.runner.headroom import (CgroupFigures, Headroom, HeadroomProbe, LoadgenFigures, MachineFigures,
-                                    TimerFigures)
+from arenac.runner.headroom import HeadroomProbe
 from arenac.runner.lifetime import base_dir
 from livelock import live_lock
 
