@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import model_validator
+from pydantic import ValidationError, model_validator
 
 from arenac.model.gates import Gates
 from arenac.model.plan import Challenges
@@ -96,8 +96,6 @@ class Timeline(EvidenceModel):
     def finished(self) -> Timeline:
         """The timeline to write: validated as the verifier will read it. A scored one that lacks a
         mark (a harness bug, never the agent's doing) becomes an infra_error saying which."""
-        from pydantic import ValidationError
-
         try:
             return Timeline.model_validate(self.model_dump())
         except ValidationError as error:
