@@ -47,6 +47,7 @@ from arenac.loadgen.ledger import Key, Ledger, atomic_write, new_histogram, to_m
 from arenac.loadgen.plan import Plan, make_plan
 from arenac.loadgen.routes import Call, RouteClient, RouteMix, route_client
 from arenac.model.evidence import StartLag
+from arenac.model.loadgen import LoadgenReady
 from arenac.model.library import LoadProfile
 
 CLIENT_TIMEOUT_S = 10.0
@@ -123,8 +124,8 @@ class Generator:
             if self.acks_out is not None:
                 self.client.acks = AckLog(Path(self.acks_out), ledger.clock)
             if self.ready_file is not None:
-                ready = {"pid": os.getpid(), **plan.describe()}
-                atomic_write(Path(self.ready_file), json.dumps(ready, sort_keys=True) + "\n")
+                ready = LoadgenReady(pid=os.getpid(), **plan.describe())
+                atomic_write(Path(self.ready_file), json.dumps(ready.model_dump(mode="json"), sort_keys=True) + "\n")
             flusher = loop.create_task(self._flush_periodically(ledger))
             try:
                 self._end_s = await self._drive(session, plan, ledger, zero)

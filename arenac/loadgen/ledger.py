@@ -44,6 +44,7 @@ from hdrh.histogram import HdrHistogram
 
 from arenac.loadgen.plan import Plan
 from arenac.model.evidence import LedgerPhase, LedgerSecond, StartLag
+from arenac.model.loadgen import LiveBucket, LiveDocument
 
 LOWEST_US, HIGHEST_US, DIGITS = 1, 60_000_000, 3
 LIVE_KEEP_S = 60
@@ -112,9 +113,10 @@ class LiveView:
 
     @classmethod
     def read(cls, path: Path) -> LiveView:
-        data = json.loads(Path(path).read_text())
-        return cls(data["t"], [(b["t"], b["count"], b["errors"], decode_histogram(b["hist"])) for b in data["buckets"]],
-                   data.get("in_flight", 0))
+        """live.json as `live_document` wrote it (a LiveDocument); ValueError when it is not one."""
+        document = LiveDocument.model_validate_json(Path(path).read_bytes())
+        return cls(document.t, [(b.t, b.count, b.errors, decode_histogram(b.hist)) for b in document.buckets],
+                   document.in_flight)
 
     def current(self, window_s: float) -> Live:
         count = errors = 0
@@ -230,10 +232,13 @@ class Ledger:
         return self.live().current(window_s)
 
     def live_document(self) -> str:
-        buckets = [{"t": second, "count": cell.count, "errors": cell.errors, "hist": cell.encode()}
-                   for second, cell in sorted(self._live.items())]
-        return json.dumps({"t": round(self.clock(), 6), "in_flight": self.in_flight,
-                           "time_scale": self.plan.time_scale, "buckets": buckets}, sort_keys=True)
+        """live.json (a LiveDocument): built at each live write (a few a second, at most
+        LIVE_KEEP_S buckets), never per request."""
+        document = LiveDocument(t=round(self.clock(), 6), in_flight=self.in_flight, time_scale=self.plan.time_scale,
+                                buckets=tuple(LiveBucket(t=second, count=cell.count, errors=cell.errors,
+                                                         hist=cell.encode())
+                                              for second, cell in sorted(self._live.items())))
+        return json.dumps(document.model_dump(mode="json"), sort_keys=True)
 
 
 def atomic_write(path: Path, text: str) -> None:

@@ -5,7 +5,6 @@ Each function is a thin seam so that the episode reads as the timeline it is.
 
 from __future__ import annotations
 
-import json
 import signal
 import subprocess
 import sys
@@ -14,6 +13,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from arenac.model.loadgen import LoadgenReady
 from arenac.model.verdict import Verdict, Window
 from arenac.serialize import dump_json, write_atomic
 
@@ -62,10 +62,10 @@ def start_loadgen(plan, gateway: str, time_scale: float, ledger: Path, scratch: 
             process.kill()
             raise RuntimeError(f"the load generator did not start: {(scratch / 'loadgen.log').read_text()[-500:]}")
         time.sleep(0.02)
-    info = json.loads(ready.read_text() or "{}")
+    info = LoadgenReady.model_validate_json(ready.read_bytes())
     # the ready file says when (Unix time) its clock started; map it onto our monotonic clock
-    zero = time.monotonic() - (time.time() - float(info["clock_zero_unix"]))
-    return LoadgenProcess(process, zero, float(info["warmup_end_s"]))
+    zero = time.monotonic() - (time.time() - info.clock_zero_unix)
+    return LoadgenProcess(process, zero, info.warmup_end_s)
 
 
 # ---- broker ---------------------------------------------------------------------------------------
