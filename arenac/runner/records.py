@@ -22,10 +22,10 @@ import os
 import shutil
 import threading
 from pathlib import Path
-from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
+from arenac.model.run import RunRecord
 from arenac.rundir import INCOMPLETE, RUN_FILES, RUN_RECORD, is_run_dir
 from arenac.serialize import dump_json, fsync_directory, write_atomic
 
@@ -60,22 +60,6 @@ def write_json(path: Path, data) -> None:
 def write_model(path: Path, model: BaseModel) -> None:
     """A model's JSON (what it leaves out while empty stays out: EvidenceModel), as write_json."""
     write_json(path, model.model_dump(mode="json"))
-
-
-class RunRecord(BaseModel):
-    """run.json: which episode a run directory holds (what a resumed qualification must match
-    before it reuses the run: resume.py) and, once the episode finished, its wall time."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    format: Literal[1] = 1
-    task: str
-    variant: str
-    bundle_digest: str  # the manifest's digest over every artefact of the bundle
-    agent: str  # as given: oracle, noop, adversary:NAME, cmd:...
-    inject_faults: bool  # False: the healthy control
-    time_scale: float
-    wall_s: float | None = None  # real seconds the episode took; None until it finished
 
 
 def begin_run(out: Path, bundle, options) -> RunRecord:

@@ -97,8 +97,9 @@ def test_a_part_the_substrate_refused_is_its_error(tmp_path):
 
 
 def test_the_model_layer_imports_none_of_runner_verify_or_loadgen():
-    probe = ("import sys, arenac.model.evidence, arenac.model.headroom, arenac.model.loadgen, arenac.model.record, "
-             "arenac.model.report, arenac.model.verdict; print(sorted(m for m in sys.modules if m.startswith(("
+    models = ("evidence", "headroom", "loadgen", "record", "report", "run", "verdict")
+    probe = (f"import sys; import {', '.join('arenac.model.' + m for m in models)}; "
+             "print(sorted(m for m in sys.modules if m.startswith(("
              "'arenac.runner', 'arenac.verify', 'arenac.loadgen', 'arenac.substrate'))))")
     found = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert found.strip() == "[]"
