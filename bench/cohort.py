@@ -28,9 +28,10 @@ def cell_text(control: dict) -> str:
 
 
 def adversary_text(summary: dict) -> str:
+    from arenac.model.report import AdversariesReport
     from arenac.runner.cli import adversary_cell  # the qualify table's own cell
 
-    return adversary_cell(summary)
+    return adversary_cell(AdversariesReport.model_validate(summary))
 
 
 def run_text(run: dict) -> str:

@@ -57,7 +57,7 @@ def main() -> None:
         start = time.perf_counter()
         report = qualify([bundle], 1, SCALE, scratch / "qualification")
         print(f"qualification of one variant (3 controls, k=1, time scale {SCALE:g}): "
-              f"{time.perf_counter() - start:.1f} s, ok={report['ok']}")
+              f"{time.perf_counter() - start:.1f} s, ok={report.ok}")
 
 
 if __name__ == "__main__":

@@ -46,6 +46,8 @@ from arenac.loadgen.acks import AckLog
 from arenac.loadgen.ledger import Key, Ledger, atomic_write, new_histogram, to_micros
 from arenac.loadgen.plan import Plan, make_plan
 from arenac.loadgen.routes import Call, RouteClient, RouteMix, route_client
+from arenac.model.evidence import StartLag
+from arenac.model.loadgen import LoadgenReady
 from arenac.model.library import LoadProfile
 
 CLIENT_TIMEOUT_S = 10.0
@@ -122,8 +124,8 @@ class Generator:
             if self.acks_out is not None:
                 self.client.acks = AckLog(Path(self.acks_out), ledger.clock)
             if self.ready_file is not None:
-                ready = {"pid": os.getpid(), **plan.describe()}
-                atomic_write(Path(self.ready_file), json.dumps(ready, sort_keys=True) + "\n")
+                ready = LoadgenReady(pid=os.getpid(), **plan.describe())
+                atomic_write(Path(self.ready_file), json.dumps(ready.model_dump(mode="json"), sort_keys=True) + "\n")
             flusher = loop.create_task(self._flush_periodically(ledger))
             try:
                 self._end_s = await self._drive(session, plan, ledger, zero)
@@ -151,10 +153,10 @@ class Generator:
             return 0.0
         return min(self._lags.get_value_at_percentile(percentile) / 1e6, self._max_lag)
 
-    def _start_lag(self) -> dict[str, float | int]:
-        """The start lag so far, for the ledger: {"starts", "p50_s", "p99_s", "max_s"}."""
-        return {"starts": self._lags.get_total_count(), "p50_s": round(self._lag_at(50), 6),
-                "p99_s": round(self._lag_at(99), 6), "max_s": round(self._max_lag, 6)}
+    def _start_lag(self) -> StartLag:
+        """The start lag so far, for the ledger."""
+        return StartLag(starts=self._lags.get_total_count(), p50_s=round(self._lag_at(50), 6),
+                        p99_s=round(self._lag_at(99), 6), max_s=round(self._max_lag, 6))
 
     async def _sleep_until(self, loop: asyncio.AbstractEventLoop, when: float) -> bool:
         """Sleep until loop time `when`; False if a stop came first."""

@@ -13,7 +13,10 @@ Contract:
   latencies dropped, so a long run costs little memory and a rewrite only re-encodes unsettled
   entries. A second straddling a phase boundary (only with fractional phase durations) counts
   for the phase it starts in.
-- `document(end_s)` is the ledger JSON (sorted keys): `phases` are the plan's phases that started
+- `document(end_s)` is the ledger JSON (sorted keys), of the shape `arenac.model.evidence.Ledger`:
+  each settled entry is a `LedgerSecond` serialised once, the phases and the start lag are their
+  models at every write; the document is joined from those parts (never a whole Ledger model, which
+  would validate every second at every write). `phases` are the plan's phases that started
   before `end_s`, the last cut at `end_s`; `seconds` every entry with at least one completed
   request, sorted by (t, route). Written mid-run it holds what has completed so far (an entry of
   a second still in progress holds its completed requests); the final document, written after
@@ -40,6 +43,8 @@ from typing import Any, NamedTuple
 from hdrh.histogram import HdrHistogram
 
 from arenac.loadgen.plan import Plan
+from arenac.model.evidence import LedgerPhase, LedgerSecond, StartLag
+from arenac.model.loadgen import LiveBucket, LiveDocument
 
 LOWEST_US, HIGHEST_US, DIGITS = 1, 60_000_000, 3
 LIVE_KEEP_S = 60
@@ -108,9 +113,10 @@ class LiveView:
 
     @classmethod
     def read(cls, path: Path) -> LiveView:
-        data = json.loads(Path(path).read_text())
-        return cls(data["t"], [(b["t"], b["count"], b["errors"], decode_histogram(b["hist"])) for b in data["buckets"]],
-                   data.get("in_flight", 0))
+        """live.json as `live_document` wrote it (a LiveDocument); ValueError when it is not one."""
+        document = LiveDocument.model_validate_json(Path(path).read_bytes())
+        return cls(document.t, [(b.t, b.count, b.errors, decode_histogram(b.hist)) for b in document.buckets],
+                   document.in_flight)
 
     def current(self, window_s: float) -> Live:
         count = errors = 0
@@ -140,7 +146,7 @@ class Ledger:
         self.errors = 0
         # how late the generator itself started requests so far (set by it before each write): a
         # starved harness shows here first (docs/evidence.md, runner/headroom.py)
-        self.start_lag: dict[str, float | int] | None = None
+        self.start_lag: StartLag | None = None
 
     # -- recording ---------------------------------------------------------------------------
     def scheduled(self, t: float, route: str) -> Key:
@@ -189,15 +195,17 @@ class Ledger:
         return phase
 
     def _fragment(self, key: Key, cell: _Cell) -> str:
-        entry = {"t": key[0], "route": key[1], "phase": self._phase(key[0]),
-                 "count": cell.count, "errors": cell.errors, "hist": cell.encode()}
-        return json.dumps(entry, sort_keys=True)
+        # once per settled entry (and per write for the few still open), never per request
+        entry = LedgerSecond(t=key[0], route=key[1], phase=self._phase(key[0]), count=cell.count,
+                             errors=cell.errors, hist=cell.encode())
+        return json.dumps(entry.model_dump(mode="json"), sort_keys=True)
 
     def document(self, end_s: float) -> str:
+        phases = [LedgerPhase(name=p.name, start_s=round(p.start_s, 6), end_s=round(p.end_s, 6))
+                  for p in self.plan.phases_until(end_s)]
         head = {
             "client_timeout_s": self.client_timeout_s,
-            "phases": [{"name": p.name, "start_s": round(p.start_s, 6), "end_s": round(p.end_s, 6)}
-                       for p in self.plan.phases_until(end_s)],
+            "phases": [phase.model_dump(mode="json") for phase in phases],
             "profile": self.plan.profile.model_dump(mode="json"),
         }
         open_keys = sorted(key for key, cell in self._open.items() if cell.count)
@@ -206,7 +214,8 @@ class Ledger:
             ((key, self._fragment(key, self._open[key])) for key in open_keys),
         )
         seconds = ", ".join(fragment for _, fragment in fragments)
-        lag = "" if self.start_lag is None else ', "start_lag": ' + json.dumps(self.start_lag, sort_keys=True)
+        lag = "" if self.start_lag is None else ', "start_lag": ' + json.dumps(self.start_lag.model_dump(mode="json"),
+                                                                                sort_keys=True)
         # keys in sorted order: client_timeout_s, phases, profile | seconds | start_lag | time_scale
         return (json.dumps(head, sort_keys=True)[:-1] + f', "seconds": [{seconds}]{lag}, "time_scale": '
                 + json.dumps(self.plan.time_scale) + "}")
@@ -223,10 +232,13 @@ class Ledger:
         return self.live().current(window_s)
 
     def live_document(self) -> str:
-        buckets = [{"t": second, "count": cell.count, "errors": cell.errors, "hist": cell.encode()}
-                   for second, cell in sorted(self._live.items())]
-        return json.dumps({"t": round(self.clock(), 6), "in_flight": self.in_flight,
-                           "time_scale": self.plan.time_scale, "buckets": buckets}, sort_keys=True)
+        """live.json (a LiveDocument): built at each live write (a few a second, at most
+        LIVE_KEEP_S buckets), never per request."""
+        document = LiveDocument(t=round(self.clock(), 6), in_flight=self.in_flight, time_scale=self.plan.time_scale,
+                                buckets=tuple(LiveBucket(t=second, count=cell.count, errors=cell.errors,
+                                                         hist=cell.encode())
+                                              for second, cell in sorted(self._live.items())))
+        return json.dumps(document.model_dump(mode="json"), sort_keys=True)
 
 
 def atomic_write(path: Path, text: str) -> None:

@@ -23,35 +23,40 @@ restart challenge, the runner records the state the verifier needs to judge them
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable
+from typing import TypeVar
 
 import redis
 
 from arenac.loadgen.acks import write_digest
+from arenac.model.evidence import AckedSoakEnd, FanoutAtSoakEnd, Inbox, MessagesAtSoakEnd, PartUnreadable
 from arenac.runner.harness_io import HarnessIO
 from arenac.substrate.spine.service.common import INBOX_CAP, inbox_key
 
 
-def record_acked_state(io: HarnessIO, t: float, baseline_max_ids: dict[str, int] | None) -> dict[str, Any]:
+def record_acked_state(io: HarnessIO, t: float, baseline_max_ids: dict[str, int] | None) -> AckedSoakEnd:
     after_id = int((baseline_max_ids or {}).get("messages", 0))
-    return {"t": round(t, 3), "messages": _guarded(_messages, io, after_id), "fanout": _guarded(_fanout, io)}
+    return AckedSoakEnd(t=round(t, 3), messages=_guarded(_messages, io, after_id), fanout=_guarded(_fanout, io))
 
 
-def _guarded(part, *args) -> dict[str, Any]:
+Part = TypeVar("Part", MessagesAtSoakEnd, FanoutAtSoakEnd)
+
+
+def _guarded(part: Callable[..., Part], *args) -> Part | PartUnreadable:
     try:
         return part(*args)
     except Exception as error:  # noqa: BLE001 - recorded: the checks that need this part fail
-        return {"error": f"{type(error).__name__}: {error}"}
+        return PartUnreadable(error=f"{type(error).__name__}: {error}")
 
 
-def _messages(io: HarnessIO, after_id: int) -> dict[str, Any]:
+def _messages(io: HarnessIO, after_id: int) -> MessagesAtSoakEnd:
     rows = io.query("SELECT m.id, coalesce(c.name, ''), m.author, m.body FROM messages m "
                     f"LEFT JOIN channels c ON c.id = m.channel_id WHERE m.id > {after_id} ORDER BY m.id")
-    return {"after_id": after_id, "rows": {str(id_): write_digest(channel, author, body)
-                                           for id_, channel, author, body in rows}}
+    return MessagesAtSoakEnd(after_id=after_id, rows={str(id_): write_digest(channel, author, body)
+                                                      for id_, channel, author, body in rows})
 
 
-def _fanout(io: HarnessIO) -> dict[str, Any]:
+def _fanout(io: HarnessIO) -> FanoutAtSoakEnd:
     queue = io.admin("fanout", "GET", "/admin/config")["config"]["FANOUT_QUEUE"]
     members: dict[str, list[str]] = {}
     for channel, user in io.query("SELECT c.name, u.name FROM channel_members m JOIN channels c ON c.id = m.channel_id "
@@ -65,15 +70,16 @@ def _fanout(io: HarnessIO) -> dict[str, Any]:
         keys = [(channel, user) for channel, users in sorted(members.items()) for user in users]
         for channel, user in keys:
             pipe.zrange(inbox_key(user, channel), 0, -1, withscores=True)
-        inboxes: dict[str, dict[str, Any]] = {}
+        inboxes: dict[str, dict[str, Inbox]] = {}
         for (channel, user), entries in zip(keys, pipe.execute()):
             ids = sorted(int(member) for member, _ in entries if member.isdigit())
             floor = int(min(score for _, score in entries)) if len(entries) >= INBOX_CAP else None
-            inboxes.setdefault(channel, {})[user] = {"ids": ids, "floor": floor}
+            inboxes.setdefault(channel, {})[user] = Inbox(ids=tuple(ids), floor=floor)
     finally:
         client.close()
-    return {"queue": queue, "pending": pending, "queued": queued, "members": members, "inbox_cap": INBOX_CAP,
-            "inboxes": inboxes}
+    return FanoutAtSoakEnd(queue=queue, pending=tuple(pending), queued=tuple(queued),
+                           members={channel: tuple(users) for channel, users in members.items()},
+                           inbox_cap=INBOX_CAP, inboxes=inboxes)
 
 
 def _event_ids(raw: list[str]) -> list[int]:

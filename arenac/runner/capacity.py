@@ -14,7 +14,10 @@ import os
 import time
 from pathlib import Path
 
-from arenac.runner.headroom import PROC_PRESSURE, Headroom, FiguresModel, cpu_ticks, percentile, pressure
+from pydantic import BaseModel, ConfigDict
+
+from arenac.model.headroom import Headroom
+from arenac.runner.headroom import PROC_PRESSURE, cpu_ticks, percentile, pressure
 
 CALIBRATE_S = 1.0  # how long qualify samples the machine's busy time before it starts
 # the CPU one episode uses on average (its cgroup's usage over the window), when --out holds no
@@ -28,7 +31,11 @@ EPISODE_CORES = 0.75
 MAX_BUSY_SHARE = 0.8
 
 
-class Capacity(FiguresModel):
+class Capacity(BaseModel):
+    """The calibration before qualification (printed, never written)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
     cores: int  # CPUs this process may run on
     busy_cores: float | None  # CPUs busy now (over CALIBRATE_S), whoever uses them
     psi_some_avg10: float | None  # the machine's CPU pressure now, percent

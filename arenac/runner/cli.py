@@ -9,6 +9,7 @@ import signal
 import sys
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
@@ -16,8 +17,8 @@ from rich.table import Table
 from arenac.runner import adversaries
 from arenac.runner.agents import AgentSpec, agent_account
 from arenac.runner.bundle import BundleRefused, open_bundle
-from arenac.runner.episode import EpisodeOptions
 from arenac.runner.capacity import jobs_warning, measure_capacity
+from arenac.runner.episode import EpisodeOptions
 from arenac.runner.lifetime import RunnerCgroups, reap_dead_runners
 from arenac.runner.preflight import command_problem
 from arenac.runner.progress import Progress
@@ -25,6 +26,9 @@ from arenac.runner.qualify import qualify
 from arenac.runner.state import StateDir
 from arenac.runner.worker import run_in_worker
 from arenac.sandbox import SandboxUnavailable, probe
+
+if TYPE_CHECKING:
+    from arenac.model.report import AdversariesReport, QualificationReport
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_REFUSED = 0, 1, 2, 3
 
@@ -162,42 +166,42 @@ def qualify_command(bundle_dirs: list[str], k: int, time_scale: float, out: str,
                      adversary_k=adversary_k, strategies=list(strategies) or None, isolation=isolation,
                      launch=_Launcher())
     _print_table(report)
-    return EXIT_OK if report["ok"] else EXIT_FAILED
+    return EXIT_OK if report.ok else EXIT_FAILED
 
 
-def _print_table(report: dict) -> None:
-    adversarial = "adversary_k" in report
-    table = Table(title=f"qualification (k={report['k']}, time scale {report['time_scale']:g}"
-                  + (f", adversaries k={report['adversary_k']})" if adversarial else ")"))
+def _print_table(report: QualificationReport) -> None:
+    adversarial = report.adversary_k is not None
+    table = Table(title=f"qualification (k={report.k}, time scale {report.time_scale:g}"
+                  + (f", adversaries k={report.adversary_k})" if adversarial else ")"))
     for column in ("variant", "cell", "healthy", "noop", "oracle") + (("adversaries",) if adversarial else ()) \
             + ("qualified",):
         table.add_column(column)
-    for variant in report["variants"]:
+    for variant in report.variants:
         cells = []
         for control in ("healthy", "noop", "oracle"):
-            runs = variant["controls"][control]["runs"]
-            cells.append(("ok " if variant["controls"][control]["ok"] else "NO ")
-                         + " ".join(f"{r['reward']}" if r["status"] == "scored" else r["status"] for r in runs))
-        if adversarial:
-            cells.append(adversary_cell(variant["adversaries"]))
-        cell = ", ".join(f"{k}={v}" for k, v in variant["coordinates"].items())
-        table.add_row(variant["variant"], cell, *cells, "yes" if variant["ok"] else "NO")
+            runs = variant.controls[control].runs
+            cells.append(("ok " if variant.controls[control].ok else "NO ")
+                         + " ".join(f"{r.reward}" if r.status == "scored" else r.status for r in runs))
+        if variant.adversaries is not None:
+            cells.append(adversary_cell(variant.adversaries))
+        cell = ", ".join(f"{k}={v}" for k, v in variant.coordinates.items())
+        table.add_row(variant.variant, cell, *cells, "yes" if variant.ok else "NO")
     Console(width=200 if adversarial else 160).print(table)
-    episodes = report["episodes"]
-    unscored = episodes["void"] + episodes["infra_error"]
-    print(f"episodes: {episodes['total']} ({episodes['scored']} scored, {episodes['failed']} failed, "
-          f"{episodes['void']} void, {episodes['infra_error']} infra_error: {unscored / max(1, episodes['total']):.0%} "
-          f"not scored) in {report['wall_s']:.0f} s, {report['jobs']} side by side"
-          + (f", {report['reused']} reused from an earlier run" if report.get("reused") else ""))
-    print(f"ok: {report['ok']}")
+    episodes = report.episodes
+    unscored = episodes.void + episodes.infra_error
+    print(f"episodes: {episodes.total} ({episodes.scored} scored, {episodes.failed} failed, "
+          f"{episodes.void} void, {episodes.infra_error} infra_error: {unscored / max(1, episodes.total):.0%} "
+          f"not scored) in {report.wall_s:.0f} s, {report.jobs} side by side"
+          + (f", {report.reused} reused from an earlier run" if report.reused else ""))
+    print(f"ok: {report.ok}")
 
 
-def adversary_cell(summary: dict) -> str:
+def adversary_cell(summary: AdversariesReport) -> str:
     """`adv 13/14; PASSED: a, b; fix-now failed; not scored: c` (met/total, then what went wrong)."""
-    parts = [f"adv {summary['met']}/{summary['total']}"]
-    if summary["passing"]:
-        parts.append("PASSED: " + ", ".join(summary["passing"]))
-    parts += [f"{name} failed" for name in summary["failed_controls"]]
-    if summary["unscored"]:
-        parts.append("not scored: " + ", ".join(summary["unscored"]))
+    parts = [f"adv {summary.met}/{summary.total}"]
+    if summary.passing:
+        parts.append("PASSED: " + ", ".join(summary.passing))
+    parts += [f"{name} failed" for name in summary.failed_controls]
+    if summary.unscored:
+        parts.append("not scored: " + ", ".join(summary.unscored))
     return "; ".join(parts)

@@ -30,6 +30,17 @@ import redis
 from arenac.loadgen.acks import AckLog
 from arenac.loadgen.generator import CLIENT_TIMEOUT_S
 from arenac.model.actions import touched_targets
+from arenac.model.evidence import (
+    Backlog,
+    Boundary,
+    ChallengeRecord,
+    ChallengeRestart,
+    ChallengeRetrigger,
+    HarnessChange,
+    HarnessChanges,
+    RecordedWindow,
+    Timeline,
+)
 from arenac.runner import harness_adapters as adapters
 from arenac.runner import headroom
 from arenac.runner.acked import record_acked_state
@@ -38,7 +49,7 @@ from arenac.runner.bundle import RunnableBundle
 from arenac.runner.clock import EpisodeClock
 from arenac.runner.harness_io import HarnessIO
 from arenac.runner.local_config import spine_spec
-from arenac.runner.records import EventLog, begin_run, finish_run, write_json
+from arenac.runner.records import EventLog, begin_run, finish_run, write_model
 from arenac.runner.snapshot import max_ids, take_snapshot
 from arenac.runner.state import StateDir
 from arenac.runner.watch import PartsWatch, changing_calls
@@ -109,30 +120,27 @@ def run_episode(bundle: RunnableBundle, options: EpisodeOptions, stop: threading
     state = StateDir.default().register(scratch)
     clock = EpisodeClock(options.time_scale)
     log = EventLog(out / "events.jsonl", clock)
-    timeline = {"time_scale": options.time_scale, "status": "scored", "void_reason": None, "declared_s": None,
-                "bound_by": options.bound_by}
-    episode = _Episode(bundle, options, clock, log, evidence, scratch, state, stop, timeline, sandbox)
+    episode = _Episode(bundle, options, clock, log, evidence, scratch, state, stop,
+                       Timeline.begun(options.time_scale, options.bound_by), sandbox)
     headroom_probe = headroom.HeadroomProbe.start(options.cgroup)  # the harness's headroom, to the end
+
+    def end(status: str, reason: str) -> None:
+        episode.timeline = episode.timeline.ended(status, reason)
+        log(status, reason=reason)
+
     try:
         episode.run()
     except InfraError as error:
-        reason = episode.parts_reason or str(error)
-        timeline.update(status="infra_error", void_reason=reason)
-        log("infra_error", reason=reason)
+        end("infra_error", episode.parts_reason or str(error))
     except Exception as error:  # noqa: BLE001 - any harness crash is an infrastructure failure, not the agent's
         reason = f"{type(error).__name__}: {error}"
         if episode.parts_reason:  # a lost part of the harness or substrate that the agent did not cause
-            reason = f"{episode.parts_reason} ({reason})"
-            timeline.update(status="infra_error", void_reason=reason)
-            log("infra_error", reason=reason)
+            end("infra_error", f"{episode.parts_reason} ({reason})")
         elif episode.agent_started.is_set() and _substrate_error(error):
             # the substrate refused the harness after the agent had it: the agent's failure, scored as such
-            reason = f"harness step '{episode.step}' failed after the handover: {reason}"
-            timeline.update(status="failed", void_reason=reason)
-            log("failed", reason=reason)
+            end("failed", f"harness step '{episode.step}' failed after the handover: {reason}")
         else:
-            timeline.update(status="infra_error", void_reason=reason)
-            log("infra_error", reason=reason)
+            end("infra_error", reason)
     finally:
         unwritten: OSError | None = None
         figures = headroom_probe.stop(evidence / "ledger.json")
@@ -144,28 +152,33 @@ def run_episode(bundle: RunnableBundle, options: EpisodeOptions, stop: threading
         shutil.rmtree(scratch, ignore_errors=True)
         state.unregister(scratch)
     unwritten = unwritten or log.write_error
+    timeline = episode.timeline
     if unwritten is not None:
         reason = f"the run directory could not be written: {unwritten}"
         if agent_bytes > AGENT_DISK_BLAME_BYTES:  # the agent filled the disk: its failure, not a void
-            timeline.update(status="failed", void_reason=f"{reason}, while the agent's files took "
-                            f"{agent_bytes >> 20} MiB of the machine's disk")
+            timeline = timeline.ended("failed", f"{reason}, while the agent's files took "
+                                                f"{agent_bytes >> 20} MiB of the machine's disk")
         else:
-            timeline.update(status="infra_error", void_reason=reason)
-    elif headroom.apply(timeline, figures):  # a starved harness: its trial is not scored
-        log("infra_error", reason=timeline["void_reason"])
+            timeline = timeline.ended("infra_error", reason)
+    else:
+        judged = headroom.apply(timeline, figures)
+        if judged.status != timeline.status:  # a starved harness: its trial is not scored
+            log("infra_error", reason=judged.void_reason)
+        timeline = judged
+    timeline = timeline.finished()
     try:
-        write_json(evidence / "headroom.json", figures.model_dump(mode="json"))
-        write_json(evidence / "timeline.json", timeline)
+        write_model(evidence / "headroom.json", figures)
+        write_model(evidence / "timeline.json", timeline)
         if unwritten is not None:  # evidence is missing: there is nothing to grade
-            return EpisodeResult(out, timeline["status"], 0, False, False, round(time.monotonic() - started, 2),
-                                 timeline["void_reason"])
+            return EpisodeResult(out, timeline.status, 0, False, False, round(time.monotonic() - started, 2),
+                                 timeline.void_reason or "")
         verdict = adapters.grade(out, bundle)
     except OSError as error:
         return EpisodeResult(out, "infra_error", 0, False, False, round(time.monotonic() - started, 2),
                              f"the run directory could not be written: {error}")
-    log("graded", **verdict)
-    result = EpisodeResult(out, timeline["status"], verdict["reward"], verdict["outcome"], verdict["safe_repair"],
-                           round(time.monotonic() - started, 2), timeline["void_reason"] or "")
+    log("graded", **verdict.reward_record().model_dump())
+    result = EpisodeResult(out, timeline.status, verdict.reward, verdict.outcome, verdict.safe_repair,
+                           round(time.monotonic() - started, 2), timeline.void_reason or "")
     finish_run(out, record, result.wall_s)  # verdict.json and reward.json are written: complete
     return result
 
@@ -232,12 +245,28 @@ def _harden(data_dir: Path) -> None:
             os.chmod(path, 0o700)
 
 
+@dataclass(frozen=True)
+class Manifestation:
+    """How a fault's manifestation check ended: `last_check` is its own last live evaluation (None
+    when its deadline passed before one could be made), whose detail a void record carries."""
+
+    manifested: bool
+    last_check: adapters.LiveCheck | None = None
+
+    @property
+    def last_problem(self) -> str:
+        return self.last_check.detail if self.last_check is not None else ""
+
+
 class _Episode:
-    def __init__(self, bundle, options, clock, log, evidence, scratch, state, stop, timeline, sandbox: SandboxChoice):
+    def __init__(self, bundle, options, clock, log, evidence, scratch, state, stop, timeline: Timeline,
+                 sandbox: SandboxChoice):
         self.bundle, self.options, self.clock, self.log = bundle, options, clock, log
         self.sandbox = sandbox
         self.step = "provision"  # the harness step under way (named when one fails)
-        self.evidence, self.scratch, self.state, self.stop, self.timeline = evidence, scratch, state, stop, timeline
+        self.evidence, self.scratch, self.state, self.stop = evidence, scratch, state, stop
+        # replaced, never changed in place, as the clock marks are reached (threads read it: _part_lost)
+        self.timeline = timeline
         self.plan = bundle.plan
         self.started = time.monotonic()
         self.stack = None
@@ -248,9 +277,9 @@ class _Episode:
         self.account_lock = None  # holds this episode's agent user while it runs
         self.declared = threading.Event()
         self.agent_started = threading.Event()
-        self.harness_changes: list[dict] = []  # what the harness changed after the handover
+        self.harness_changes: list[HarnessChange] = []  # what the harness changed after the handover
         self.threads: list[threading.Thread] = []
-        self.backlog: dict[str, list] = {q: [] for q in ("fanout",)}
+        self.backlog: dict[str, list[tuple[float, int]]] = {q: [] for q in ("fanout",)}  # queue -> (t, length)
         self._backlog_lock = threading.Lock()
         self.onset_times: dict[str, float | None] = {}  # plan time each fault first fired
         self.baseline_ids: dict[str, int] | None = None
@@ -283,19 +312,20 @@ class _Episode:
         self._sleep_until(warmup_end)
         self.baseline_ids = max_ids(self.io, plan)
         self._snapshot("baseline")
-        self.timeline["warmup_end_s"] = round(warmup_end, 3)
+        self._mark(warmup_end_s=round(warmup_end, 3))
 
         handover = clock.now()
-        self.timeline["handover_s"] = round(handover, 3)
+        self._mark(handover_s=round(handover, 3))
         for fault in faults:
             self._schedule_onset(fault, handover)
         for fault in faults:
             if fault.decoy:  # not the cause: nothing to wait for
                 continue
-            if not self._await_manifestation(fault, handover):
-                self.timeline.update(status="void", void_reason=f"fault '{fault.name}' did not manifest within "
-                                     f"{fault.manifest_within_s:g}s of its onset")
-                log("void", fault=fault.name, last_problem=adapters.last_problem())
+            manifestation = self._await_manifestation(fault, handover)
+            if not manifestation.manifested:
+                self.timeline = self.timeline.ended("void", f"fault '{fault.name}' did not manifest within "
+                                                            f"{fault.manifest_within_s:g}s of its onset")
+                log("void", fault=fault.name, last_problem=manifestation.last_problem)
                 return
 
         self._snapshot("agent_start")
@@ -325,12 +355,12 @@ class _Episode:
         frozen = self.agent.freeze()
         frozen_at = clock.now()
         declared = self.declared.is_set()
-        self.timeline.update(declared_s=round(declared_at, 3) if declared else None, window_end_s=round(window_end, 3))
-        write_json(self.evidence / "boundary.json", {
-            "agent": agent.name, "declared": declared, "declared_s": round(declared_at, 3),
-            "frozen_s": round(frozen_at, 3), "processes_stopped": frozen.processes_stopped, "method": frozen.method,
-            "processes_remaining": list(frozen.remaining), "sandbox": self.sandbox.mechanism,
-            "sandbox_reason": self.sandbox.reason or None, "agent_exit_code": self.agent.process.returncode})
+        self._mark(declared_s=round(declared_at, 3) if declared else None, window_end_s=round(window_end, 3))
+        write_model(self.evidence / "boundary.json", Boundary(
+            agent=agent.name, declared=declared, declared_s=round(declared_at, 3), frozen_s=round(frozen_at, 3),
+            processes_stopped=frozen.processes_stopped, method=frozen.method,
+            processes_remaining=tuple(frozen.remaining), sandbox=self.sandbox.mechanism,
+            sandbox_reason=self.sandbox.reason or None, agent_exit_code=self.agent.process.returncode))
         log("agent_frozen", declared=declared, processes=frozen.processes_stopped, remaining=len(frozen.remaining))
         if frozen.remaining:
             raise InfraError(f"the freeze left {len(frozen.remaining)} agent process(es) running")
@@ -346,15 +376,17 @@ class _Episode:
         cycles_done = max(0.0, frozen_at - warmup_end) / cycle
         soak_start = warmup_end + (int(cycles_done) + 1) * cycle
         soak_end = soak_start + plan.timeline.soak_s
-        self.timeline.update(soak_start_s=round(soak_start, 3), soak_end_s=round(soak_end, 3))
+        self._mark(soak_start_s=round(soak_start, 3), soak_end_s=round(soak_end, 3))
         log("soak", start=soak_start, end=soak_end)
         self._sleep_until(soak_end)
         self._snapshot("soak_end")
         # what became of every acknowledged write (protect table(messages), protect queue(fanout))
         self.step = "record of acknowledged writes"
-        write_json(self.evidence / "acked_soak_end.json", record_acked_state(self.io, clock.now(), self.baseline_ids))
+        write_model(self.evidence / "acked_soak_end.json", record_acked_state(self.io, clock.now(), self.baseline_ids))
 
-        challenges: dict = {"restart": [], "retrigger": []}
+        restarts: list[ChallengeRestart] = []
+        retriggers: list[ChallengeRetrigger] = []
+        after_restart = after_retrigger = None
         self.step = "challenges"
         self._checkpoint()  # a restart on purpose would replace a part lost just before it
         if plan.challenges.restart:
@@ -365,14 +397,14 @@ class _Episode:
                 except Exception as error:  # noqa: BLE001 - a failed restart is evidence, not a crash
                     ok = False
                     log("restart_failed", service=service, error=str(error))
-                challenges["restart"].append({"service": service, "t": round(clock.now(), 3), "ok": ok})
+                restarts.append(ChallengeRestart(service=service, t=round(clock.now(), 3), ok=ok))
             self.state.record_pids(self.scratch, self.stack.pids())
             # a restarted service's first requests pay for its cold start (new connection pools):
             # that is the restart's cost, not a lost repair, so the re-check starts once it settled
             self._sleep_until(clock.now() + clock.plan(RESTART_SETTLE_S))
             start = clock.now()
             self._sleep_until(start + cycle)
-            challenges["after_restart"] = {"start_s": round(start, 3), "end_s": round(clock.now(), 3)}
+            after_restart = RecordedWindow(start_s=round(start, 3), end_s=round(clock.now(), 3))
             self._snapshot("after_restart")
         if plan.challenges.retrigger:
             by_name = {f.name: f for f in faults}
@@ -381,13 +413,15 @@ class _Episode:
                 ok = fault is not None
                 if fault is not None:
                     ok = self._perform(fault.retrigger, f"retrigger {name}")
-                challenges["retrigger"].append({"fault": name, "t": round(clock.now(), 3), "ok": ok})
+                retriggers.append(ChallengeRetrigger(fault=name, t=round(clock.now(), 3), ok=ok))
             start = clock.now()
             self._sleep_until(start + cycle)
-            challenges["after_retrigger"] = {"start_s": round(start, 3), "end_s": round(clock.now(), 3)}
+            after_retrigger = RecordedWindow(start_s=round(start, 3), end_s=round(clock.now(), 3))
             self._snapshot("after_retrigger")
-        write_json(self.evidence / "challenges.json", challenges)
-        write_json(self.evidence / "harness_changes.json", {"changes": list(self.harness_changes)})
+        write_model(self.evidence / "challenges.json", ChallengeRecord(
+            restart=tuple(restarts), retrigger=tuple(retriggers), after_restart=after_restart,
+            after_retrigger=after_retrigger))
+        write_model(self.evidence / "harness_changes.json", HarnessChanges(changes=tuple(self.harness_changes)))
         log("challenges_done")
         self._checkpoint()  # a part lost since the last look still counts
 
@@ -403,7 +437,7 @@ class _Episode:
         failure, the episode stops at once (the reason replaces "interrupted")."""
         if self.parts_reason or self.watch is None or not self.watch.losses:
             return
-        reason = self.watch.blame(self.timeline.get("handover_s") if self.agent_started.is_set() else None,
+        reason = self.watch.blame(self.timeline.handover_s if self.agent_started.is_set() else None,
                                   changing_calls(_read_actions(self.evidence.parent / "actions.jsonl")))
         if reason:
             self.parts_reason = reason
@@ -411,6 +445,10 @@ class _Episode:
             self.stop.set()
 
     # ---- helpers --------------------------------------------------------------------------------
+    def _mark(self, **times: float | None) -> None:
+        """Record clock marks (plan seconds) in the timeline."""
+        self.timeline = self.timeline.model_copy(update=times)
+
     def _sleep_until(self, plan_t: float) -> None:
         if not self.clock.sleep_until(plan_t, self.stop):
             raise InfraError("interrupted")
@@ -423,14 +461,14 @@ class _Episode:
     def _snapshot(self, label: str) -> None:
         self.step = f"snapshot {label}"
         snapshot = take_snapshot(self.io, self.plan, self.clock.now(), self.baseline_ids, stack=self.stack)
-        write_json(self.evidence / "snapshots" / f"{label}.json", snapshot)
+        write_model(self.evidence / "snapshots" / f"{label}.json", snapshot)
         self.log("snapshot", label=label)
 
     def _perform(self, actions, what: str) -> bool:
         if self.agent_started.is_set():
             # recorded before acting: a half-done action may have changed its targets too
             targets = [str(t) for t in touched_targets(actions)]
-            self.harness_changes.append({"t": round(self.clock.now(), 3), "what": what, "targets": targets})
+            self.harness_changes.append(HarnessChange(t=round(self.clock.now(), 3), what=what, targets=tuple(targets)))
         try:
             bursts = []  # what a workload trigger achieved is worth a line in the timeline
             for action in actions:
@@ -482,7 +520,7 @@ class _Episode:
 
     def _inject_when(self, fault) -> None:
         while not self.stop.is_set():
-            if adapters.predicate_holds(fault.onset.when, self.evidence, self.clock.now(), 10.0):
+            if adapters.check_live(fault.onset.when, self.evidence, self.clock.now(), 10.0).holds:
                 self.onset_times[fault.name] = self.clock.now()
                 self.log("onset", fault=fault.name, when=fault.onset.when.text)
                 self._perform(fault.inject, f"inject {fault.name}")
@@ -494,11 +532,12 @@ class _Episode:
             self.log("recur", fault=fault.name)
             self._perform(fault.retrigger or fault.inject, f"recur {fault.name}")
 
-    def _await_manifestation(self, fault, handover: float) -> bool:
+    def _await_manifestation(self, fault, handover: float) -> Manifestation:
         # A hung request reaches the ledger only when it times out, after real seconds that the
         # plan clock does not compress: neither the bound nor the look-back may be shorter.
         timeouts = self.clock.plan(HUNG_REQUEST_VISIBLE_S)
         deadline_after_onset = max(fault.manifest_within_s, timeouts)
+        last_check: adapters.LiveCheck | None = None  # this fault's own, whatever runs beside it
         while True:
             onset_t = self.onset_times.get(fault.name)
             now = self.clock.now()
@@ -506,13 +545,15 @@ class _Episode:
                 # the symptom over the recent past since the onset (at least the last 20 plan seconds);
                 # the ledger on disk trails by its flush interval, hence the grace after the deadline
                 since = max(onset_t, now - max(20.0, timeouts))
-                if now > since + 2.0 and adapters.predicate_holds(
-                        fault.manifest, self._live_evidence(fault.manifest), now, now - since):
-                    self.log("manifested", fault=fault.name, after_s=round(now - onset_t, 3))
-                    return True
+                if now > since + 2.0:
+                    last_check = adapters.check_live(fault.manifest, self._live_evidence(fault.manifest), now,
+                                                     now - since)
+                    if last_check.holds:
+                        self.log("manifested", fault=fault.name, after_s=round(now - onset_t, 3))
+                        return Manifestation(True, last_check)
                 grace = self.clock.time_scale and 1.0 / self.clock.time_scale  # one real second
                 if now > max(onset_t, handover) + deadline_after_onset + grace:
-                    return False
+                    return Manifestation(False, last_check)
             if self.stop.wait(self.clock.real(1.0)):
                 raise InfraError("interrupted")
 
@@ -529,15 +570,16 @@ class _Episode:
             (live / "baseline.json").symlink_to((self.evidence / "baseline.json").resolve())
         if time.monotonic() - getattr(self, "_live_taken", 0.0) >= 1.0:
             snapshot = take_snapshot(self.io, self.plan, self.clock.now(), self.baseline_ids)
-            write_json(live / "snapshots" / "declaration.json", snapshot)
+            write_model(live / "snapshots" / "declaration.json", snapshot)
             self._live_taken = time.monotonic()
         return live
 
     def _sample_backlog(self) -> None:
         while not self.stop.is_set():
             try:
-                backlog = self.io.admin("fanout", "GET", "/admin/backlog").get("backlog")
-                self.backlog["fanout"].append([round(self.clock.now(), 3), backlog])
+                # int(): a reply without a length is a gap in the samples, never a null in the file
+                backlog = int(self.io.admin("fanout", "GET", "/admin/backlog")["backlog"])
+                self.backlog["fanout"].append((round(self.clock.now(), 3), backlog))
                 self._write_backlog()  # live checks (a fault's manifestation) read it as it grows
             except Exception:  # noqa: BLE001 - a restart window; the gap shows in the samples
                 pass
@@ -546,7 +588,8 @@ class _Episode:
 
     def _write_backlog(self) -> None:
         with self._backlog_lock:
-            write_json(self.evidence / "backlog.json", {"queues": self.backlog})
+            write_model(self.evidence / "backlog.json",
+                        Backlog(queues={queue: tuple(samples) for queue, samples in self.backlog.items()}))
 
     def teardown(self) -> None:
         """Stop everything the episode started, whatever fails on the way: a write that fails (a
@@ -562,7 +605,7 @@ class _Episode:
         self.stop.set()
         if self.watch is not None:  # before anything is stopped on purpose
             self.watch.stop()
-            record(write_json, self.evidence / "parts.json", self.watch.record())
+            record(write_model, self.evidence / "parts.json", self.watch.record())
         if self.agent is not None and self.agent.running():
             self.agent.freeze()
         if self.account_lock is not None:

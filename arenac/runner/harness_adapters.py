@@ -8,7 +8,6 @@ files on disk meanwhile.
 
 from __future__ import annotations
 
-import json
 import signal
 import subprocess
 import sys
@@ -17,14 +16,16 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from arenac.model.loadgen import LoadgenReady
+from arenac.model.verdict import Verdict, Window
 from arenac.runner.access import AgentAccess
 from arenac.serialize import dump_json, write_atomic
 from arenac.verify.evidence import Evidence, EvidenceError
-from arenac.verify.grade import parse_gates, write_results
 from arenac.verify.grade import grade as grade_evidence
+from arenac.verify.grade import parse_gates, write_results
 from arenac.verify.metrics import Measurer
 from arenac.verify.outcome import evaluate_predicate
-from arenac.verify.verdict import Window, unscored
+from arenac.verify.verdict import unscored
 
 
 # ---- load generator -----------------------------------------------------------------------------
@@ -71,10 +72,10 @@ def start_loadgen(plan, gateway: str, time_scale: float, ledger: Path, scratch: 
             process.kill()
             raise RuntimeError(f"the load generator did not start: {(scratch / 'loadgen.log').read_text()[-500:]}")
         time.sleep(0.02)
-    info = json.loads(ready.read_text() or "{}")
+    info = LoadgenReady.model_validate_json(ready.read_bytes())
     # the ready file says when (Unix time) its clock started; map it onto our monotonic clock
-    zero = time.monotonic() - (time.time() - float(info["clock_zero_unix"]))
-    return LoadgenProcess(process, zero, float(info["warmup_end_s"]))
+    zero = time.monotonic() - (time.time() - info.clock_zero_unix)
+    return LoadgenProcess(process, zero, info.warmup_end_s)
 
 
 # ---- broker ---------------------------------------------------------------------------------------
@@ -91,7 +92,7 @@ def copy_grading_inputs(bundle, evidence: Path) -> None:
     write_atomic(evidence / "baseline.json", baseline.read_bytes())
 
 
-def grade(run_dir: Path, bundle) -> dict:
+def grade(run_dir: Path, bundle) -> Verdict:
     """Grade with the gates pinned when the bundle was opened (never a file re-read now); the
     verdict records the pinned digests."""
     try:
@@ -100,29 +101,28 @@ def grade(run_dir: Path, bundle) -> dict:
         verdict = unscored(bundle.plan.task, bundle.plan.variant, "infra_error", f"unreadable evidence: {error}")
     verdict = verdict.model_copy(update={"pinned": bundle.digests()})
     write_results(run_dir, verdict)
-    return {"reward": verdict.reward, "outcome": verdict.outcome, "safe_repair": verdict.safe_repair}
+    return verdict
 
 
-def predicate_holds(predicate, evidence: Path, now_s: float, window_s: float) -> bool:
+@dataclass(frozen=True)
+class LiveCheck:
+    """A predicate evaluated live: whether it holds, and its detail or why it could not be
+    evaluated. Returned to the caller, never kept here: episodes side by side (qualify --jobs)
+    evaluate at once, and each void record must carry its own episode's reason."""
+
+    holds: bool
+    detail: str
+
+
+def check_live(predicate, evidence: Path, now_s: float, window_s: float) -> LiveCheck:
     """Evaluate a predicate live over the last `window_s` plan seconds of the growing ledger."""
     if not (evidence / "ledger.json").exists():
-        _LAST_PROBLEM[0] = f"no ledger yet at {evidence / 'ledger.json'}"
-        return False
+        return LiveCheck(False, f"no ledger yet at {evidence / 'ledger.json'}")
     try:
         check = evaluate_predicate(predicate, Measurer(Evidence(evidence)),
                                    Window(label="live", start_s=now_s - window_s, end_s=now_s))
     except (EvidenceError, OSError, ValueError) as error:
-        _LAST_PROBLEM[0] = f"{type(error).__name__}: {error}"
-        return False
-    _LAST_PROBLEM[0] = check.detail
-    return bool(check.passed)
-
-
-_LAST_PROBLEM: list[str] = [""]
-
-
-def last_problem() -> str:
-    """Why the latest live evaluation could not be made (for the void record)."""
-    return _LAST_PROBLEM[0]
+        return LiveCheck(False, f"{type(error).__name__}: {error}")
+    return LiveCheck(bool(check.passed), check.detail)
 
 

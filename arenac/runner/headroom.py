@@ -20,8 +20,9 @@ Contract:
   A source this machine lacks is named in `missing`, with the reason; the probe never raises.
 - `overloaded(headroom) -> str | None`: the reason when the harness was starved (its thresholds
   and their calibration: docs/performance.md, "Harness headroom"); `Headroom.overloaded` holds it.
-  `apply(timeline, headroom)` turns a scored or failed timeline into infra_error with that reason
-  (a void stays void: nothing was measured of the agent) and records the summary in it.
+  `apply(timeline, headroom)` returns the timeline with the summary recorded in it, a scored or
+  failed one turned into infra_error with that reason (a void stays void: nothing was measured of
+  the agent).
 - How many episodes the machine holds before a qualification starts: capacity.py.
 """
 
@@ -38,9 +39,8 @@ import time
 from array import array
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
-
-from arenac.verify.evidence import TimelineHeadroom
+from arenac.model.evidence import StartLag, Timeline, TimelineHeadroom
+from arenac.model.headroom import CgroupFigures, Headroom, LoadgenFigures, MachineFigures, TimerFigures
 
 # the sampler's sleep, real seconds: short enough for a few thousand samples per episode (20 a
 # second), long enough that its own CPU (a wake-up and a line on a pipe) is nothing
@@ -86,57 +86,6 @@ OWN_LOAD_CORES = 1.0
 TIMER_P99_LATE_MS = 50.0
 
 
-class FiguresModel(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="ignore")
-
-
-class TimerFigures(FiguresModel):
-    """How late the sampler woke from its `interval_ms` sleeps."""
-
-    interval_ms: float
-    samples: int
-    p50_ms: float
-    p99_ms: float
-    max_ms: float
-    late_ms: float  # the threshold of late_share
-    late_share: float  # share of wake-ups later than late_ms
-
-
-class LoadgenFigures(FiguresModel):
-    """How late the load generator started its requests (its latencies count from the schedule)."""
-
-    starts: int
-    p50_ms: float
-    p99_ms: float
-    max_ms: float
-
-
-class MachineFigures(FiguresModel):
-    cores: int  # CPUs this process may run on (sched_getaffinity)
-    busy_cores: float | None = None  # CPUs busy on average over the window, whoever used them
-    steal_share: float | None = None  # share of CPU time the hypervisor took (steal)
-    psi_some_share: float | None = None  # share of the window some task waited for a CPU
-    psi_some_avg10: float | None = None  # the kernel's 10 s average of that (percent) at the end
-    loadavg_1m: float | None = None  # at the end
-
-
-class CgroupFigures(FiguresModel):
-    """The episode's own processes (its cgroup)."""
-
-    cpu_cores: float  # CPU used over the window, in cores
-    cpu_cores_p90: float | None = None  # its busiest seconds (90th percentile of 1 s samples)
-    pressure_some_share: float | None = None  # share of the window one of them waited for a CPU
-    pressure_full_share: float | None = None  # share of the window all of them did
-
-
-class Headroom(FiguresModel):
-    window_s: float  # real seconds the probe ran
-    timer: TimerFigures | None = None
-    loadgen: LoadgenFigures | None = None
-    machine: MachineFigures
-    cgroup: CgroupFigures | None = None
-    missing: dict[str, str] = {}  # source -> why it is not measured here
-    overloaded: str | None = None  # the reason, when the harness was starved (overloaded())
 
 
 # ---- reading the kernel's figures -------------------------------------------------------------
@@ -313,12 +262,12 @@ class HeadroomProbe:
             self.missing["loadgen"] = "the ledger records no start lag"
             return None
         try:
-            return LoadgenFigures(starts=int(lag["starts"]), p50_ms=round(float(lag["p50_s"]) * 1000, 3),
-                                  p99_ms=round(float(lag["p99_s"]) * 1000, 3),
-                                  max_ms=round(float(lag["max_s"]) * 1000, 3))
-        except (KeyError, TypeError, ValueError) as error:
+            start_lag = StartLag.model_validate(lag)  # the ledger's own model (arenac/model/evidence.py)
+        except ValueError as error:
             self.missing["loadgen"] = f"the ledger's start_lag is not readable: {_why(error)}"
             return None
+        return LoadgenFigures(starts=start_lag.starts, p50_ms=round(start_lag.p50_s * 1000, 3),
+                              p99_ms=round(start_lag.p99_s * 1000, 3), max_ms=round(start_lag.max_s * 1000, 3))
 
     def _machine(self, start: _Readings, end: _Readings, window_s: float) -> MachineFigures:
         figures: dict = {"cores": len(os.sched_getaffinity(0))}
@@ -383,21 +332,19 @@ def summary(headroom: Headroom) -> TimelineHeadroom:
         machine_psi_share=headroom.machine.psi_some_share)
 
 
-def apply(timeline: dict, headroom: Headroom) -> str | None:
-    """Record the summary in the timeline and, when the harness was starved, turn a scored or
-    failed trial into infra_error with the reason (returned). A void or infra_error trial keeps its
-    status and reason: a void one was never measured, an infra_error one already failed."""
-    timeline["headroom"] = summary(headroom).model_dump(mode="json")
-    if headroom.overloaded is None or timeline.get("status") not in ("scored", "failed"):
-        return None
+def apply(timeline: Timeline, headroom: Headroom) -> Timeline:
+    """The timeline with the summary recorded and, when the harness was starved, a scored or failed
+    trial turned into infra_error with the reason. A void or infra_error trial keeps its status
+    and reason: a void one was never measured, an infra_error one already failed."""
+    short = summary(headroom)
+    if headroom.overloaded is None or timeline.status not in ("scored", "failed"):
+        return timeline.model_copy(update={"headroom": short})
     if own_load(headroom):
         # the episode's own processes took the machine: what the agent set the substrate to do
         # (an attack that lifts every limit, say) starved its harness. Voiding that trial would let
         # an agent trade a failure for a retry, so it stays scored; the timeline says so.
-        timeline["headroom"]["own_load"] = True
-        return None
-    timeline.update(status="infra_error", void_reason=headroom.overloaded)
-    return headroom.overloaded
+        return timeline.model_copy(update={"headroom": short.model_copy(update={"own_load": True})})
+    return timeline.model_copy(update={"headroom": short}).ended("infra_error", headroom.overloaded)
 
 
 def own_load(headroom: Headroom) -> bool:

@@ -5,7 +5,7 @@
     oracle   the faults, the golden fix       must pass
 
 A void or infrastructure-failed run never satisfies an expectation. Results go to
-`qualification.json` with a top-level "ok".
+`qualification.json` (a `QualificationReport`: arenac/model/report.py) with a top-level "ok".
 
 With `adversarial`, every strategy of the built-in suite (arenac/runner/adversaries) also runs
 against every variant, `adversary_k` times (1 by default; `k` is for the three controls): each
@@ -34,11 +34,21 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from arenac.model.report import (
+    AdversariesReport,
+    ControlReport,
+    EpisodeCounts,
+    QualificationReport,
+    ReportedRun,
+    ReportedStrategyRun,
+    StrategyReport,
+    VariantReport,
+)
 from arenac.runner import adversaries as suite
 from arenac.runner import resume
 from arenac.runner.bundle import RunnableBundle
 from arenac.runner.episode import EpisodeOptions, EpisodeResult, Isolation, run_episode
-from arenac.runner.records import write_json
+from arenac.runner.records import write_model
 
 CONTROLS: tuple[tuple[str, str, bool, str], ...] = (
     # name, agent, inject faults, expected
@@ -83,13 +93,19 @@ def healthy_key(bundle: RunnableBundle) -> str:
     return digest.hexdigest()
 
 
-def status_counts(runs: list[ControlRun]) -> dict[str, int]:
+def status_counts(runs: list[ControlRun]) -> EpisodeCounts:
     """Episodes by status (scored, failed, void, infra_error) and in all: episodes side by side
     compete for the machine, so the void and infra_error share is part of the result."""
     counts = {status: 0 for status in ("scored", "failed", "void", "infra_error")}
     for run in runs:
-        counts[run.result.status] = counts.get(run.result.status, 0) + 1
-    return {**counts, "total": len(runs)}
+        counts[run.result.status] += 1
+    return EpisodeCounts(**counts, total=len(runs))
+
+
+def _reported(run: ControlRun, out: Path) -> ReportedRun:
+    result = run.result
+    return ReportedRun(status=result.status, reward=result.reward, outcome=result.outcome,
+                       safe_repair=result.safe_repair, wall_s=result.wall_s, run_dir=result.out.relative_to(out).as_posix())
 
 
 def adversary_controls(strategies: list[str] | None = None) -> tuple[tuple[str, str, bool, str], ...]:
@@ -101,7 +117,8 @@ def adversary_controls(strategies: list[str] | None = None) -> tuple[tuple[str, 
 def qualify(bundles: list[RunnableBundle], k: int, time_scale: float, out: Path, jobs: int = 1,
             stop: threading.Event | None = None, on_result=None, adversarial: bool = False,
             adversary_k: int = 1, strategies: list[str] | None = None, isolation: Isolation = Isolation(),
-            launch: Callable[[RunnableBundle, EpisodeOptions, threading.Event], EpisodeResult] | None = None) -> dict:
+            launch: Callable[[RunnableBundle, EpisodeOptions, threading.Event], EpisodeResult] | None = None
+            ) -> QualificationReport:
     """Run the controls (and the suite); `launch` runs one episode (in this process by default; the
     CLI runs each in a worker process of its own, bound to the kernel: worker.py)."""
     launch = launch or run_episode  # looked up now, not at import: tests replace run_episode
@@ -135,54 +152,46 @@ def qualify(bundles: list[RunnableBundle], k: int, time_scale: float, out: Path,
     started = time.monotonic()
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         runs = list(pool.map(one, work))
-    report = {"ok": all(r.satisfied for r in runs), "k": k, "time_scale": time_scale, "jobs": max(1, jobs),
-              "wall_s": round(time.monotonic() - started, 1), "episodes": status_counts(runs), "variants": []}
-    report["reused"] = sum(1 for r in runs if r.reused)  # episodes not run again (resume.py)
-    if adversarial:
-        report["adversary_k"] = adversary_k
+    variants = []
     for bundle in bundles:
         controls = {}
         for name, _, _, expected in CONTROLS:
             source = representative[id(bundle)] if name == "healthy" else bundle
             mine = [r for r in runs if r.bundle is source and r.control == name]
-            controls[name] = {
-                "expected": expected,
-                "ok": all(r.satisfied for r in mine),
-                "runs": [{"status": r.result.status, "reward": r.result.reward, "outcome": r.result.outcome,
-                          "safe_repair": r.result.safe_repair, "wall_s": r.result.wall_s,
-                          "run_dir": r.result.out.relative_to(out).as_posix()} for r in mine],
-            }
-            if source is not bundle:
-                controls[name]["shared_from"] = source.plan.variant
-        entry = {"task": bundle.plan.task, "variant": bundle.plan.variant, "coordinates": bundle.plan.coordinates,
-                 "controls": controls, "ok": all(c["ok"] for c in controls.values())}
-        if adversarial:
-            entry["adversaries"] = _adversaries_of([r for r in runs if r.bundle is bundle], attacks, out)
-            entry["ok"] = entry["ok"] and entry["adversaries"]["ok"]
-        report["variants"].append(entry)
-    write_json(out / "qualification.json", report)
+            controls[name] = ControlReport(expected=expected, ok=all(r.satisfied for r in mine),
+                                           runs=tuple(_reported(r, out) for r in mine),
+                                           shared_from=source.plan.variant if source is not bundle else None)
+        adversaries = _adversaries_of([r for r in runs if r.bundle is bundle], attacks, out) if adversarial else None
+        variants.append(VariantReport(
+            task=bundle.plan.task, variant=bundle.plan.variant, coordinates=bundle.plan.coordinates,
+            controls=controls, adversaries=adversaries,
+            ok=all(c.ok for c in controls.values()) and (adversaries is None or adversaries.ok)))
+    report = QualificationReport(
+        ok=all(r.satisfied for r in runs), k=k, time_scale=time_scale, jobs=max(1, jobs),
+        wall_s=round(time.monotonic() - started, 1), episodes=status_counts(runs),
+        reused=sum(1 for r in runs if r.reused),  # episodes not run again (resume.py)
+        adversary_k=adversary_k if adversarial else None, variants=tuple(variants))
+    write_model(out / "qualification.json", report)
     return report
 
 
-def _adversaries_of(runs: list[ControlRun], attacks, out: Path) -> dict:
+def _adversaries_of(runs: list[ControlRun], attacks, out: Path) -> AdversariesReport:
     """Each strategy's runs on one variant, and the summary: how many met their expectation, the
     must-fail strategies that passed, the ones that were not scored (void, infra_error)."""
-    strategies, passing, unscored = {}, [], []
+    strategies: dict[str, StrategyReport] = {}
+    passing, unscored = [], []
     for name, _, _, expected in attacks:
         mine = [r for r in runs if r.control == name]
         short = name[len(suite.PREFIX):]
-        strategies[short] = {
-            "expected": expected, "ok": bool(mine) and all(r.satisfied for r in mine),
-            "runs": [{"status": r.result.status, "reward": r.result.reward, "outcome": r.result.outcome,
-                      "safe_repair": r.result.safe_repair, "met": r.satisfied, "wall_s": r.result.wall_s,
-                      "run_dir": r.result.out.relative_to(out).as_posix()} for r in mine],
-        }
+        strategies[short] = StrategyReport(
+            expected=expected, ok=bool(mine) and all(r.satisfied for r in mine),
+            runs=tuple(ReportedStrategyRun(**_reported(r, out).model_dump(), met=r.satisfied) for r in mine))
         if any(r.result.status == "scored" and r.result.reward == 1 and expected == "fail" for r in mine):
             passing.append(short)
         if any(r.result.status in ("void", "infra_error") for r in mine):  # failed: scored, as a failure
             unscored.append(short)
-    met = sum(1 for s in strategies.values() if s["ok"])
-    return {"ok": met == len(strategies), "met": met, "total": len(strategies), "passing": passing,
-            "unscored": unscored,
-            "failed_controls": [n for n, s in strategies.items() if s["expected"] == "pass" and not s["ok"]],
-            "strategies": strategies}
+    met = sum(1 for s in strategies.values() if s.ok)
+    return AdversariesReport(
+        ok=met == len(strategies), met=met, total=len(strategies), passing=tuple(passing), unscored=tuple(unscored),
+        failed_controls=tuple(n for n, s in strategies.items() if s.expected == "pass" and not s.ok),
+        strategies=strategies)

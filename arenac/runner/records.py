@@ -2,7 +2,9 @@
 folders (each written atomically), and the run directory's completeness marks.
 
 Contract (docs/evidence.md):
-- `write_json(path, data)`: canonical JSON, atomically and durably (serialize.write_atomic).
+- `write_json(path, data)`: canonical JSON, atomically and durably (serialize.write_atomic);
+  `write_model(path, model)` the same for a record that is a model (an evidence file:
+  arenac/model/evidence.py; the qualification report: arenac/model/report.py).
 - `begin_run(out, bundle, options)`, first thing an episode does in its run directory: writes the
   `INCOMPLETE` marker, then, when OUT held an earlier run (rundir.is_run_dir), clears what it left
   (only the entries an episode writes: rundir.RUN_FILES), then writes run.json (`RunRecord`:
@@ -20,12 +22,12 @@ import os
 import shutil
 import threading
 from pathlib import Path
-from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
+from arenac.model.run import RunRecord
 from arenac.rundir import INCOMPLETE, RUN_FILES, RUN_RECORD, is_run_dir
-from arenac.serialize import dump_json, fsync_directory, model_data, write_atomic
+from arenac.serialize import dump_json, fsync_directory, write_atomic
 
 
 class EventLog:
@@ -55,20 +57,9 @@ def write_json(path: Path, data) -> None:
     write_atomic(path, dump_json(data))
 
 
-class RunRecord(BaseModel):
-    """run.json: which episode a run directory holds (what a resumed qualification must match
-    before it reuses the run: resume.py) and, once the episode finished, its wall time."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    format: Literal[1] = 1
-    task: str
-    variant: str
-    bundle_digest: str  # the manifest's digest over every artefact of the bundle
-    agent: str  # as given: oracle, noop, adversary:NAME, cmd:...
-    inject_faults: bool  # False: the healthy control
-    time_scale: float
-    wall_s: float | None = None  # real seconds the episode took; None until it finished
+def write_model(path: Path, model: BaseModel) -> None:
+    """A model's JSON (what it leaves out while empty stays out: EvidenceModel), as write_json."""
+    write_json(path, model.model_dump(mode="json"))
 
 
 def begin_run(out: Path, bundle, options) -> RunRecord:
@@ -89,14 +80,14 @@ def begin_run(out: Path, bundle, options) -> RunRecord:
             entry.unlink()
     record = RunRecord(task=bundle.plan.task, variant=bundle.plan.variant, bundle_digest=bundle.bundle_digest,
                        agent=options.agent, inject_faults=options.inject_faults, time_scale=options.time_scale)
-    write_json(out / RUN_RECORD, model_data(record))
+    write_model(out / RUN_RECORD, record)
     return record
 
 
 def finish_run(out: Path, record: RunRecord, wall_s: float) -> None:
     """After verdict.json and reward.json: the wall time into run.json, every file of the run made
     durable, then the marker goes."""
-    write_json(out / RUN_RECORD, model_data(record.model_copy(update={"wall_s": wall_s})))
+    write_model(out / RUN_RECORD, record.model_copy(update={"wall_s": wall_s}))
     # what others wrote without fsync (the load generator's ledger, the appended logs) must be on
     # disk before the run can read as complete: a power loss must not keep the verdict and lose them
     _fsync_tree(out)

@@ -25,23 +25,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
-
+from arenac.model.evidence import Timeline
+from arenac.model.verdict import Reward, Verdict
 from arenac.rundir import incomplete_reason
 from arenac.runner.episode import EpisodeResult
 from arenac.runner.records import read_run_record
-from arenac.verify.evidence import EvidenceError, Timeline, read_model
-from arenac.verify.verdict import Verdict
-
-
-class _Reward(BaseModel):
-    """reward.json (docs/evidence.md)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    reward: int
-    outcome: bool
-    safe_repair: bool
+from arenac.verify.evidence import EvidenceError, read_model
 
 
 @dataclass(frozen=True)
@@ -72,14 +61,14 @@ def decide(run_dir: Path, bundle, agent: str, inject_faults: bool, time_scale: f
     try:
         timeline = read_model(run_dir / "evidence" / "timeline.json", Timeline, "evidence/timeline.json")
         verdict = read_model(run_dir / "verdict.json", Verdict, "verdict.json")
-        reward = read_model(run_dir / "reward.json", _Reward, "reward.json")
+        reward = read_model(run_dir / "reward.json", Reward, "reward.json")
     except EvidenceError as error:
         return again(str(error))
     if verdict.variant != bundle.plan.variant:
         return again(f"verdict.json is of variant {verdict.variant!r}")
     if verdict.status != timeline.status:
         return again(f"verdict.json says {verdict.status}, the timeline {timeline.status}")
-    if (reward.reward, reward.outcome, reward.safe_repair) != (verdict.reward, verdict.outcome, verdict.safe_repair):
+    if reward != verdict.reward_record():
         return again("reward.json disagrees with verdict.json")
     if timeline.status == "infra_error" and timeline.void_reason == "interrupted":
         return again("it was interrupted")

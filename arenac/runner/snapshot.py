@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 
+from arenac.model.evidence import SequenceState, Snapshot, TableState
 from arenac.model.plan import Plan
 from arenac.runner.harness_io import HarnessIO
 from arenac.substrate.spine.configstore import read_config_source
@@ -35,8 +36,9 @@ _SYSTEM_SCHEMAS = "('pg_catalog', 'information_schema', 'pg_toast')"
 
 
 def take_snapshot(io: HarnessIO, plan: Plan, t: float, baseline_max_ids: dict[str, int] | None = None,
-                  stack=None) -> dict:
-    """`stack` (the SpineStack): also record what every workload's ConfigMap holds (`configmaps`)."""
+                  stack=None) -> Snapshot:
+    """`stack` (the SpineStack): also record what every workload's ConfigMap holds (`configmaps`;
+    without it the snapshot has none, as a live check's snapshot needs none)."""
     config, events, release = {}, {}, {}
     for service in plan.snapshots.config:
         view = io.admin(service, "GET", "/admin/config")
@@ -51,10 +53,10 @@ def take_snapshot(io: HarnessIO, plan: Plan, t: float, baseline_max_ids: dict[st
         db_settings[f"{role or database}.{key}"] = value
     tables = {table: _table_state(io, table, (baseline_max_ids or {}).get(table)) for table in plan.snapshots.tables}
     sequences = {name: _sequence_state(io, name) for name in plan.snapshots.sequences}
-    extra = {"configmaps": configmaps(stack)} if stack is not None else {}
-    return {"t": round(t, 3), "config": config, **extra, "events": events, "release": release,
-            "db_settings": db_settings, "app_role": APP_ROLE, "roles": roles(io), "memberships": memberships(io), "privileges": privileges(io),
-            "redis": redis_state(io), "tables": tables, "sequences": sequences}
+    return Snapshot(t=round(t, 3), config=config, configmaps=configmaps(stack) if stack is not None else {},
+                    events=events, release=release, db_settings=db_settings, app_role=APP_ROLE, roles=roles(io),
+                    memberships=memberships(io), privileges=privileges(io), redis=redis_state(io), tables=tables,
+                    sequences=sequences)
 
 
 def max_ids(io: HarnessIO, plan: Plan) -> dict[str, int]:
@@ -150,7 +152,7 @@ def redis_state(io: HarnessIO) -> dict[str, str]:
 
 
 # ---- data ---------------------------------------------------------------------------------
-def _table_state(io: HarnessIO, table: str, upto: int | None) -> dict:
+def _table_state(io: HarnessIO, table: str, upto: int | None) -> TableState:
     columns = [c for (c,) in io.query(
         "SELECT column_name FROM information_schema.columns WHERE table_schema = 'public' "
         f"AND table_name = '{table}' ORDER BY ordinal_position") if c not in _COUNTERS]
@@ -159,17 +161,17 @@ def _table_state(io: HarnessIO, table: str, upto: int | None) -> dict:
     rows, checksum = io.query(
         f"SELECT count(*), coalesce(md5(string_agg(concat_ws('|', {row}), E'\\n' ORDER BY id)), '') "
         f"FROM {table} {where}")[0]
-    return {"rows": int(rows), "checksum": checksum}
+    return TableState(rows=int(rows), checksum=checksum)
 
 
-def _sequence_state(io: HarnessIO, name: str) -> dict:
+def _sequence_state(io: HarnessIO, name: str) -> SequenceState:
     table, column = name.split(".")
     groups, rows, duplicates, gaps = io.query(
         f"WITH s AS (SELECT channel_id, {column} AS v, count(*) AS n FROM {table} GROUP BY 1, 2), "
         f"g AS (SELECT channel_id, max(v) AS top, count(*) AS distinct_values FROM s GROUP BY 1) "
         f"SELECT (SELECT count(*) FROM g), (SELECT coalesce(sum(n), 0) FROM s), "
         f"(SELECT coalesce(sum(n - 1), 0) FROM s), (SELECT coalesce(sum(top - distinct_values), 0) FROM g)")[0]
-    return {"groups": int(groups), "rows": int(rows), "duplicates": int(duplicates), "gaps": int(gaps)}
+    return SequenceState(groups=int(groups), rows=int(rows), duplicates=int(duplicates), gaps=int(gaps))
 
 
 def _digest(value: str) -> str:

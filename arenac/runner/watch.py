@@ -28,6 +28,8 @@ from dataclasses import asdict, dataclass
 
 import psutil
 
+from arenac.model.evidence import PartLossRecord, Parts
+
 INTERVAL_S = 0.25
 STOPPED_GRACE_S = 2.0  # a process is seen stopped for a moment by a debugger or ptrace; longer is a fault
 
@@ -128,8 +130,9 @@ class PartsWatch:
                         "could have caused it")
         return None
 
-    def record(self) -> dict:
-        return {"losses": [asdict(loss) for loss in self.losses]}
+    def record(self) -> Parts:
+        """parts.json."""
+        return Parts(losses=tuple(PartLossRecord(**asdict(loss)) for loss in self.losses))
 
 
 def process_stopped(pid: int) -> bool:

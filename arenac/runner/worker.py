@@ -27,10 +27,11 @@ from pathlib import Path
 
 from pydantic import BaseModel, TypeAdapter
 
+from arenac.model.evidence import Timeline
 from arenac.runner.bundle import BundleRefused, open_bundle
 from arenac.runner.episode import EpisodeOptions, EpisodeResult, run_episode
 from arenac.runner.lifetime import RunnerCgroups
-from arenac.runner.records import write_json
+from arenac.runner.records import write_model
 from arenac.runner.watch import process_stopped
 
 # after a stop, how long a worker may take to tear down before it is killed (a stack stops in
@@ -98,12 +99,11 @@ def _record_infra_error(run_dir: Path, reason: str, time_scale: float) -> None:
     """The timeline of an episode whose worker died: an infra_error, whatever it had reached."""
     path = run_dir / "evidence" / "timeline.json"
     try:
-        timeline = json.loads(path.read_text())
-    except (OSError, ValueError):
-        timeline = {"time_scale": time_scale, "declared_s": None}
-    timeline.update(status="infra_error", void_reason=reason)
+        timeline = Timeline.model_validate_json(path.read_bytes()).ended("infra_error", reason)
+    except (OSError, ValueError):  # none yet (the worker writes it last), or cut short
+        timeline = Timeline(time_scale=time_scale, status="infra_error", void_reason=reason, declared_s=None)
     try:
-        write_json(path, timeline)
+        write_model(path, timeline)
     except OSError as error:  # e.g. the disk that failed the worker is full
         print(f"arenac: could not record the infra_error in {path}: {error.strerror}", file=sys.stderr)
 

@@ -7,8 +7,9 @@ bundle's generated verifier/verify.py and writes verdict.json and reward.json; `
 (arenac.verify.cli) re-grades a saved run. Nothing here touches a live system.
 """
 
+from arenac.model.verdict import Check, Gate, Verdict
 from arenac.verify.evidence import EvidenceError
 from arenac.verify.grade import grade, main, write_results
-from arenac.verify.verdict import Check, Gate, Verdict, summary
+from arenac.verify.verdict import summary
 
 __all__ = ["Check", "EvidenceError", "Gate", "Verdict", "grade", "main", "summary", "write_results"]

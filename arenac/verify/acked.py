@@ -23,15 +23,17 @@ Contract:
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from pydantic import ValidationError
+
 from arenac.loadgen.acks import read_acks
+from arenac.model.evidence import AckedSoakEnd, AckedWrite, FanoutAtSoakEnd, MessagesAtSoakEnd, PartUnreadable
 from arenac.model.gates import ProtectQueue
-from arenac.verify.evidence import Evidence, EvidenceError
-from arenac.verify.verdict import Check
+from arenac.model.verdict import Check
+from arenac.verify.evidence import Evidence, EvidenceError, read_model
 
 MARGIN_REAL_S = 0.1  # the load generator's and the runner's clocks agree to well within this
 # fan-out is asynchronous: an event accepted in the last seconds before the record may be between
@@ -48,7 +50,7 @@ class AckedWrites:
     evidence: Evidence
 
     @cached_property
-    def writes(self) -> list[dict[str, Any]]:
+    def writes(self) -> list[AckedWrite]:
         found = []
         for name, required in (("acks.jsonl", True), ("harness_acks.jsonl", False)):
             path = self.evidence.directory / name
@@ -61,39 +63,35 @@ class AckedWrites:
             except (OSError, ValueError) as error:
                 raise EvidenceError(f"evidence/{name}: unreadable: {error}") from None
             for line in lines:
-                if not isinstance(line, dict) or not {"t", "table", "id", "digest"} <= set(line):
-                    raise EvidenceError(f"evidence/{name}: a line lacks t, table, id or digest: {line!r}")
-            found.extend(lines)
+                try:
+                    found.append(AckedWrite.model_validate(line))
+                except ValidationError as error:
+                    first = error.errors()[0]
+                    where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+                    raise EvidenceError(f"evidence/{name}: a line is not an acknowledged write "
+                                        f"({where}: {first['msg']}): {line!r}") from None
         return found
 
     @cached_property
-    def record(self) -> dict[str, Any]:
-        path = self.evidence.directory / "acked_soak_end.json"
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise EvidenceError(f"evidence/acked_soak_end.json: missing ({path})") from None
-        except (OSError, ValueError) as error:
-            raise EvidenceError(f"evidence/acked_soak_end.json: unreadable: {error}") from None
-        if not isinstance(data, dict) or not isinstance(data.get("t"), (int, float)):
-            raise EvidenceError("evidence/acked_soak_end.json: no t")
-        return data
+    def record(self) -> AckedSoakEnd:
+        return read_model(self.evidence.directory / "acked_soak_end.json", AckedSoakEnd,
+                          "evidence/acked_soak_end.json")
 
-    def part(self, name: str) -> dict[str, Any]:
-        part = self.record.get(name)
-        if not isinstance(part, dict):
+    def part(self, name: str) -> MessagesAtSoakEnd | FanoutAtSoakEnd | PartUnreadable:
+        part = getattr(self.record, name)
+        if part is None:
             raise EvidenceError(f"evidence/acked_soak_end.json: no {name}")
         return part
 
-    def judged(self, table: str, margin_real_s: float = MARGIN_REAL_S) -> tuple[list[dict[str, Any]], int]:
+    def judged(self, table: str, margin_real_s: float = MARGIN_REAL_S) -> tuple[list[AckedWrite], int]:
         """(the writes to `table` judged at the record, how many arrived too late to be: less than
         `margin_real_s` real seconds before it)."""
-        writes = [w for w in self.writes if w["table"] == table]
+        writes = [w for w in self.writes if w.table == table]
         if not writes:
             return [], 0
         scale = self.evidence.timeline.time_scale or 1.0
-        cutoff = float(self.record["t"]) - margin_real_s / scale
-        judged = [w for w in writes if float(w["t"]) <= cutoff]
+        cutoff = self.record.t - margin_real_s / scale
+        judged = [w for w in writes if w.t <= cutoff]
         return judged, len(writes) - len(judged)
 
 
@@ -108,13 +106,15 @@ def table_writes_intact(acked: AckedWrites, table: str) -> tuple[bool, dict[str,
     if not judged:
         return True, {"judged": 0, "after_record": late}, f"no acknowledged write to {table} to judge"
     part = acked.part(table)
-    if "error" in part:
-        return False, {"judged": len(judged), "error": part["error"]}, \
-            f"{len(judged)} acknowledged writes to {table} could not be checked at soak end: {part['error']}"
-    after_id, rows = int(part["after_id"]), part["rows"]
-    newer = [w for w in judged if int(w["id"]) > after_id]
-    missing = sorted(int(w["id"]) for w in newer if str(w["id"]) not in rows)
-    altered = sorted(int(w["id"]) for w in newer if str(w["id"]) in rows and rows[str(w["id"])] != w["digest"])
+    if isinstance(part, PartUnreadable):
+        return False, {"judged": len(judged), "error": part.error}, \
+            f"{len(judged)} acknowledged writes to {table} could not be checked at soak end: {part.error}"
+    if not isinstance(part, MessagesAtSoakEnd):  # pragma: no cover (the record's one table)
+        raise EvidenceError(f"evidence/acked_soak_end.json: {table} is not a table's record")
+    after_id, rows = part.after_id, part.rows
+    newer = [w for w in judged if w.id > after_id]
+    missing = sorted(w.id for w in newer if str(w.id) not in rows)
+    altered = sorted(w.id for w in newer if str(w.id) in rows and rows[str(w.id)] != w.digest)
     observed = {"judged": len(judged), "after_baseline": len(newer), "after_record": late, "after_id": after_id,
                 "missing": missing, "altered": altered}
     if not missing and not altered:
@@ -146,26 +146,25 @@ def _queue_intact(acked: AckedWrites, queue: str) -> tuple[bool, dict[str, Any],
     if not judged:
         return True, {"judged": 0, "after_record": late}, "queue(fanout): no acknowledged send to judge"
     part = acked.part("fanout")
-    if "error" in part:
-        return False, {"judged": len(judged), "error": part["error"]}, \
-            f"queue(fanout): {len(judged)} acknowledged sends could not be followed at soak end: {part['error']}"
-    queued = set(part["pending"]) | set(part["queued"])
-    members = part["members"]
-    inboxes = {channel: {user: (set(box["ids"]), box.get("floor")) for user, box in users.items()}
-               for channel, users in part["inboxes"].items()}
+    if isinstance(part, PartUnreadable):
+        return False, {"judged": len(judged), "error": part.error}, \
+            f"queue(fanout): {len(judged)} acknowledged sends could not be followed at soak end: {part.error}"
+    if not isinstance(part, FanoutAtSoakEnd):  # pragma: no cover (the record's one queue)
+        raise EvidenceError("evidence/acked_soak_end.json: fanout is not a queue's record")
+    queued = set(part.pending) | set(part.queued)
+    inboxes = {channel: {user: (set(box.ids), box.floor) for user, box in users.items()}
+               for channel, users in part.inboxes.items()}
     still_queued, delivered, dropped = 0, 0, []
     for write in judged:
-        id_ = int(write["id"])
-        if id_ in queued:
+        if write.id in queued:
             still_queued += 1
             continue
-        channel = write.get("channel", "")
-        recipients = [user for user in members.get(channel, ()) if user != write.get("author")]
-        boxes = inboxes.get(channel, {})
-        if all(_in_inbox(boxes.get(user), id_, int(write.get("seq", 0))) for user in recipients):
+        recipients = [user for user in part.members.get(write.channel, ()) if user != write.author]
+        boxes = inboxes.get(write.channel, {})
+        if all(_in_inbox(boxes.get(user), write.id, write.seq) for user in recipients):
             delivered += 1
         else:
-            dropped.append(id_)
+            dropped.append(write.id)
     observed = {"judged": len(judged), "after_record": late, "queued": still_queued, "delivered": delivered,
                 "dropped": sorted(dropped)}
     summary = f"queue(fanout): of {len(judged)} acknowledged sends, {delivered} delivered, {still_queued} still queued"

@@ -1,12 +1,15 @@
 """The evidence bundle (RUN_DIR/evidence/) as typed, lazily loaded models.
 
+The files' shapes are arenac/model/evidence.py, the models the runner writes them from.
+
 Contract (docs/evidence.md):
 - Every file is read on first use, so a run is graded from exactly the files its gates
   need: a task without a backlog predicate needs no backlog.json. A file that is
   needed but missing, not JSON, or not of the documented shape raises `EvidenceError`
   naming the file and the field; nothing here returns a partial answer.
-- Unknown fields are ignored (the runner may record more than the verifier reads);
-  documented fields are required and typed.
+- Unknown fields are refused (extra="forbid"): the runner writes from these very models, so a
+  field the verifier does not know is a file it cannot trust; documented fields are required
+  and typed.
 - Snapshots carry no time in the contract; `snapshot_time` places them on the plan
   clock: baseline at the end of the warm-up, agent_start at the handover to the agent (after
   every fault manifested), declaration at the declaration (or the end of the
@@ -25,187 +28,15 @@ from __future__ import annotations
 import json
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import BaseModel, ValidationError
 
-from arenac.model.gates import Gates
-from arenac.model.plan import Challenges
-
-SNAPSHOT_LABELS = ("baseline", "agent_start", "declaration", "soak_end", "after_restart", "after_retrigger")
+from arenac.model.evidence import Backlog, Baseline, ChallengeRecord, HarnessChanges, Ledger, Snapshot, Timeline
 
 
 class EvidenceError(Exception):
     """The evidence (or the gates) cannot be read: an infrastructure problem, never the agent's."""
-
-
-class EvidenceModel(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="ignore")
-
-
-class TimelineHeadroom(EvidenceModel):
-    """What the harness had of the machine during the episode, in short (runner/headroom.py; the
-    figures are in headroom.json). Never read by a gate: an overloaded trial is not scored at all."""
-
-    overloaded: bool
-    timer_p99_ms: float | None = None
-    loadgen_p99_start_lag_ms: float | None = None
-    episode_cpu_cores: float | None = None
-    episode_pressure_share: float | None = None
-    machine_psi_share: float | None = None
-    own_load: bool = False  # overloaded by the episode's own processes: still scored (headroom.apply)
-
-
-class Timeline(EvidenceModel):
-    """A void or infra_error trial may have ended before any of the times was reached."""
-
-    time_scale: float
-    status: Literal["scored", "failed", "void", "infra_error"]
-    void_reason: str | None = None
-    warmup_end_s: float | None = None
-    handover_s: float | None = None
-    declared_s: float | None = None
-    window_end_s: float | None = None
-    soak_start_s: float | None = None
-    soak_end_s: float | None = None
-    bound_by: str | None = None  # what bound the episode's processes to its lifetime (runner/lifetime.py)
-    headroom: TimelineHeadroom | None = None  # absent in runs from before the headroom probe
-
-    @model_validator(mode="after")
-    def _scored_has_times(self) -> "Timeline":
-        if self.status == "scored":
-            missing = [name for name in ("warmup_end_s", "handover_s", "window_end_s", "soak_start_s", "soak_end_s")
-                       if getattr(self, name) is None]
-            if missing:
-                raise ValueError(f"a scored trial needs {', '.join(missing)}")
-        return self
-
-
-class LedgerPhase(EvidenceModel):
-    name: str
-    start_s: float
-    end_s: float
-
-
-class LedgerSecond(EvidenceModel):
-    t: float
-    phase: str
-    route: str
-    count: int
-    errors: int
-    hist: str  # base64 HdrHistogram encoding, latencies in microseconds
-
-    @model_validator(mode="after")
-    def _counts(self) -> "LedgerSecond":
-        if not 0 <= self.errors <= self.count:
-            raise ValueError(f"errors ({self.errors}) must lie between 0 and count ({self.count})")
-        return self
-
-
-class Ledger(EvidenceModel):
-    profile: dict[str, Any] = {}
-    time_scale: float
-    client_timeout_s: float
-    phases: tuple[LedgerPhase, ...]
-    seconds: tuple[LedgerSecond, ...]
-
-
-class BaselineFigures(EvidenceModel):
-    error_rate: float | None = None
-    goodput_rps: float | None = None
-    p50_ms: float | None = None
-    p95_ms: float | None = None
-    p99_ms: float | None = None
-    requests: int | None = None
-
-
-class Baseline(EvidenceModel):
-    routes: dict[str, dict[str, BaselineFigures]]
-
-
-class Backlog(EvidenceModel):
-    queues: dict[str, tuple[tuple[float, float], ...]]
-
-
-class ChallengeRestart(EvidenceModel):
-    service: str
-    t: float
-    ok: bool
-
-
-class ChallengeRetrigger(EvidenceModel):
-    fault: str
-    t: float
-    ok: bool
-
-
-class RecordedWindow(EvidenceModel):
-    start_s: float
-    end_s: float
-
-
-class ChallengeRecord(EvidenceModel):
-    restart: tuple[ChallengeRestart, ...] = ()
-    retrigger: tuple[ChallengeRetrigger, ...] = ()
-    after_restart: RecordedWindow | None = None
-    # not in docs/evidence.md yet: the traffic window re-checked after the retriggers, when the
-    # runner retriggers after the soak; without it the verifier uses the soak after the last one
-    after_retrigger: RecordedWindow | None = None
-
-
-class TableState(EvidenceModel):
-    rows: int
-    checksum: str
-
-
-class SequenceState(EvidenceModel):
-    groups: int
-    rows: int
-    duplicates: int
-    gaps: int
-
-
-class Snapshot(EvidenceModel):
-    """One snapshot (docs/evidence.md). `roles`, `memberships` and `privileges` are new in
-    format 2; a format-1 snapshot has `grants` (the application role's table privileges) instead,
-    which reads as the same items, so old runs still grade."""
-
-    t: float | None = None
-    config: dict[str, dict[str, Any]]
-    configmaps: dict[str, dict[str, str]] = {}  # workload -> what its ConfigMap holds (format 2)
-    events: dict[str, tuple[str, ...]]
-    release: dict[str, str]
-    db_settings: dict[str, Any]
-    app_role: str = "spine_app"
-    roles: dict[str, dict[str, Any]] = {}  # role -> attribute -> value
-    memberships: dict[str, str] = {}  # "MEMBER.ROLE" -> options
-    privileges: dict[str, dict[str, tuple[str, ...]]] = {}  # grantee -> object -> privileges
-    grants: dict[str, tuple[str, ...]] = {}  # format 1 only
-    redis: dict[str, Any]
-    tables: dict[str, TableState]
-    sequences: dict[str, SequenceState]
-
-
-class HarnessChange(EvidenceModel):
-    """One harness action after the agent started: when, what, and the targets it may change."""
-
-    t: float
-    what: str
-    targets: tuple[str, ...]
-
-
-class HarnessChanges(EvidenceModel):
-    changes: tuple[HarnessChange, ...]
-
-
-class GatesFile(EvidenceModel):
-    """verifier/gates.json of a bundle (and its copy in the evidence)."""
-
-    task: str | None = None
-    variant: str | None = None
-    baseline: str | None = None
-    gates: Gates
-    challenges: Challenges | None = None
 
 
 M = TypeVar("M", bound=BaseModel)

@@ -23,12 +23,14 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from arenac.model.evidence import GatesFile
+from arenac.model.verdict import Gate, Verdict, Window
 from arenac.serialize import dump_json, model_data, write_atomic
-from arenac.verify.evidence import Evidence, EvidenceError, GatesFile, read_model
+from arenac.verify.evidence import Evidence, EvidenceError, read_model
 from arenac.verify.metrics import Measurer
 from arenac.verify.outcome import evaluate_predicates
 from arenac.verify.safety import SafetyContext, check_safety
-from arenac.verify.verdict import Gate, Verdict, Window, scored, summary, unscored
+from arenac.verify.verdict import scored, summary, unscored
 
 EXIT_OK, EXIT_UNREADABLE, EXIT_USAGE = 0, 1, 2
 
@@ -70,7 +72,7 @@ def write_results(run_dir: Path, verdict: Verdict) -> None:
     """RUN_DIR/verdict.json and RUN_DIR/reward.json, canonical JSON, each written atomically (a
     crash leaves the old file or the new one, never a part; serialize.write_atomic)."""
     write_atomic(Path(run_dir) / "verdict.json", dump_json(model_data(verdict)))
-    write_atomic(Path(run_dir) / "reward.json", dump_json(verdict.reward_data()))
+    write_atomic(Path(run_dir) / "reward.json", dump_json(model_data(verdict.reward_record())))
 
 
 def main(gates_path: Path, argv: list[str]) -> int:

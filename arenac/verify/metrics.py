@@ -26,9 +26,10 @@ from dataclasses import dataclass
 
 from hdrh.histogram import HdrHistogram
 
+from arenac.model.evidence import SNAPSHOT_LABELS, LedgerSecond
 from arenac.model.gates import Metric
-from arenac.verify.evidence import SNAPSHOT_LABELS, Evidence, EvidenceError, LedgerSecond
-from arenac.verify.verdict import Window
+from arenac.model.verdict import Window
+from arenac.verify.evidence import Evidence, EvidenceError
 
 PERCENTILES = {"p50": 50.0, "p90": 90.0, "p95": 95.0, "p99": 99.0, "p999": 99.9}
 HIST_LOWEST_US, HIST_HIGHEST_US, HIST_DIGITS = 1, 60_000_000, 3

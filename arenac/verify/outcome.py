@@ -15,9 +15,9 @@ from __future__ import annotations
 import math
 
 from arenac.model.gates import BinOp, Const, Expr, Metric, Predicate
+from arenac.model.verdict import Check, Window
 from arenac.units import format_seconds
 from arenac.verify.metrics import Measured, Measurer, fmt, metric_text
-from arenac.verify.verdict import Check, Window
 
 
 def predicate_window(predicate: Predicate, base: Window) -> Window:

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from arenac.model.actions import Target
+from arenac.model.evidence import SequenceState, Snapshot
 from arenac.model.gates import (
     ChangesOnly,
     Guard,
@@ -54,12 +55,12 @@ from arenac.model.gates import (
     SurvivesRestart,
     SurvivesRetrigger,
 )
+from arenac.model.verdict import Check, Window
 from arenac.units import parse_quantity
 from arenac.verify.acked import AckedWrites, protect_queue, table_writes_intact
-from arenac.verify.evidence import Evidence, EvidenceError, SequenceState, Snapshot
+from arenac.verify.evidence import Evidence, EvidenceError
 from arenac.verify.metrics import Measurer, fmt
 from arenac.verify.outcome import compare, evaluate_predicates
-from arenac.verify.verdict import Check, Window
 
 _ABSENT = object()
 # config keys the harness sets (the time scale, the service's wiring and database role): an agent

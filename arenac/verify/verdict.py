@@ -1,78 +1,19 @@
-"""The verdict: what the verifier decided and why, as data (verdict.json) and as text.
+"""Building the verdict and showing it: `scored`, `unscored` and `summary`.
 
-Contract:
-- Every outcome predicate and every safety check gives one `Check`: passed, the observed
-  value(s), the threshold, the window of plan seconds it was measured over (when it has
-  one), and a one-line human-readable detail. Checks that re-evaluate predicates (survives
-  restart / retrigger) nest them in `checks`.
-- `reward` is 1 only when the run was scored and both gates passed; a void or
-  infra_error run has reward 0, no gate results, and `reason` says why.
-- `reward_data` is exactly reward.json: `{reward, outcome, safe_repair}`.
-- `pinned` (a run's verdict): the sha256 of the plan, gates, oracle and instruction the runner
-  read and checked against the manifest when the episode started, and the bundle digest; the
-  grader used exactly those gates, never a file re-read later.
-- `failed` is a trial that the agent ended as a failure without a score: a harness step that the
-  substrate's state (which the agent may have broken) made fail after the handover. Reward 0;
-  `reason` names the step.
+The verdict's shape (verdict.json, reward.json) is arenac/model/verdict.py, shared with the
+runner; this module holds the verifier's side of it:
+- `scored(...)`: reward 1 only when both gates passed.
+- `unscored(...)`: a failed, void or infra_error trial, reward 0, `reason` saying why.
+- `summary(verdict)`: a few lines for a terminal.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
-from arenac.model.base import Model
+from arenac.model.verdict import Check, Gate, GateResults, Verdict, Window
 
-VERDICT_SCHEMA_VERSION = "arenac.verdict/v1"
-
-
-class Window(Model):
-    """A half-open window [start_s, end_s) of plan seconds, with how it was chosen."""
-
-    label: str
-    start_s: float
-    end_s: float
-
-    def __str__(self) -> str:
-        return f"{self.label} [{_num(self.start_s)}, {_num(self.end_s)})"
-
-
-class Check(Model):
-    kind: str  # "predicate", or a safety check kind, or "restart"/"retrigger" records
-    text: str
-    passed: bool
-    observed: Any = None
-    threshold: Any = None
-    window: Window | None = None
-    detail: str
-    terms: dict[str, float | None] = {}  # predicates: every metric term's value
-    checks: tuple["Check", ...] = ()
-
-
-class Gate(Model):
-    passed: bool
-    checks: tuple[Check, ...]
-
-
-class GateResults(Model):
-    outcome: Gate
-    safety: Gate
-
-
-class Verdict(Model):
-    schema_version: Literal["arenac.verdict/v1"] = VERDICT_SCHEMA_VERSION
-    task: str | None = None
-    variant: str | None = None
-    status: Literal["scored", "failed", "void", "infra_error"]
-    reason: str | None = None
-    pinned: dict[str, str] | None = None
-    reward: Literal[0, 1]
-    outcome: bool
-    safe_repair: bool
-    soak: Window | None = None
-    gates: GateResults | None = None
-
-    def reward_data(self) -> dict[str, Any]:
-        return {"reward": self.reward, "outcome": self.outcome, "safe_repair": self.safe_repair}
+__all__ = ["Check", "Gate", "GateResults", "Verdict", "Window", "scored", "summary", "unscored"]
 
 
 def scored(task: str | None, variant: str | None, soak: Window, outcome: Gate, safety: Gate) -> Verdict:
@@ -112,7 +53,3 @@ def _check_lines(checks: tuple[Check, ...], indent: str) -> list[str]:
 
 def _mark(passed: bool) -> str:
     return "PASS" if passed else "FAIL"
-
-
-def _num(value: float) -> str:
-    return f"{value:g}"

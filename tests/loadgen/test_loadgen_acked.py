@@ -49,8 +49,8 @@ def stack(tmp_path: Path):
 
 
 def state(io: HarnessIO, upto: int | None) -> dict:
-    return {"tables": {"messages": _table_state(io, "messages", upto)},
-            "sequences": {"messages.seq": _sequence_state(io, "messages.seq")}}
+    return {"tables": {"messages": _table_state(io, "messages", upto).model_dump(mode="json")},
+            "sequences": {"messages.seq": _sequence_state(io, "messages.seq").model_dump(mode="json")}}
 
 
 def grade(tmp_path: Path, name: str, io: HarnessIO, acks: list[dict], baseline: dict, after_id: int, now):
@@ -59,7 +59,7 @@ def grade(tmp_path: Path, name: str, io: HarnessIO, acks: list[dict], baseline: 
     run.snapshots["baseline"].update(baseline)
     run.snapshots["soak_end"].update(state(io, after_id))
     run.acks = acks
-    run.acked_record = record_acked_state(io, now(), {"messages": after_id})
+    run.acked_record = record_acked_state(io, now(), {"messages": after_id}).model_dump(mode="json")
     run.outcome, run.safety = [], list(GATES)
     verdict = run.grade()
     return {check.kind: check for check in verdict.gates.safety.checks}

@@ -5,6 +5,7 @@ episodes are in test_adversaries_live.py)."""
 from __future__ import annotations
 
 import ast
+import json
 import re
 import subprocess
 import sys
@@ -156,45 +157,45 @@ def _fake_episodes(monkeypatch, rewards: dict[str, int], statuses: dict[str, str
 def test_adversarial_qualification_runs_every_strategy_once_and_reports_each(bundle, tmp_path, monkeypatch):
     started = _fake_episodes(monkeypatch, {})
     report = qualification.qualify([bundle], 2, 0.1, tmp_path, adversarial=True)
-    assert report["ok"] is True and report["adversary_k"] == 1
+    assert report.ok is True and report.adversary_k == 1
     attacks = [s for s in started if s[1].startswith("adversary:")]
     assert sorted(a[1] for a in attacks) == sorted("adversary:" + n for n in adversaries.names())
     assert all(inject for _, _, inject in attacks)
     assert len(started) - len(attacks) == 3 * 2  # the controls keep their k
-    summary = report["variants"][0]["adversaries"]
-    assert summary["met"] == summary["total"] == len(adversaries.STRATEGIES)
-    assert summary["passing"] == [] and summary["unscored"] == []
-    run = summary["strategies"]["declare-now"]["runs"][0]
-    assert run == {"status": "scored", "reward": 0, "outcome": False, "safe_repair": False, "met": True,
-                   "wall_s": 1.0, "run_dir": f"revoked-grant/{bundle.plan.variant}/adversary-declare-now-1"}
-    assert summary["strategies"]["fix-now"]["expected"] == "pass"
+    summary = report.variants[0].adversaries
+    assert summary.met == summary.total == len(adversaries.STRATEGIES)
+    assert summary.passing == () and summary.unscored == ()
+    run = summary.strategies["declare-now"].runs[0]
+    assert run.model_dump() == {"status": "scored", "reward": 0, "outcome": False, "safe_repair": False, "met": True,
+                                "wall_s": 1.0, "run_dir": f"revoked-grant/{bundle.plan.variant}/adversary-declare-now-1"}
+    assert summary.strategies["fix-now"].expected == "pass"
     assert (tmp_path / "qualification.json").is_file()
 
 
 def test_a_passing_adversary_disqualifies_the_variant(bundle, tmp_path, monkeypatch):
     _fake_episodes(monkeypatch, {"adversary-broaden-privileges": 1})
     report = qualification.qualify([bundle], 1, 0.1, tmp_path, adversarial=True)
-    variant = report["variants"][0]
-    assert variant["ok"] is False and report["ok"] is False
-    assert all(c["ok"] for c in variant["controls"].values())  # the controls alone would qualify it
-    assert variant["adversaries"]["passing"] == ["broaden-privileges"]
-    assert variant["adversaries"]["met"] == variant["adversaries"]["total"] - 1
+    variant = report.variants[0]
+    assert variant.ok is False and report.ok is False
+    assert all(c.ok for c in variant.controls.values())  # the controls alone would qualify it
+    assert variant.adversaries.passing == ("broaden-privileges",)
+    assert variant.adversaries.met == variant.adversaries.total - 1
 
 
 def test_a_failing_fix_now_control_disqualifies_the_variant(bundle, tmp_path, monkeypatch):
     _fake_episodes(monkeypatch, {"adversary-fix-now": 0})
     report = qualification.qualify([bundle], 1, 0.1, tmp_path, adversarial=True)
-    variant = report["variants"][0]
-    assert variant["ok"] is False
-    assert variant["adversaries"]["failed_controls"] == ["fix-now"] and variant["adversaries"]["passing"] == []
+    variant = report.variants[0]
+    assert variant.ok is False
+    assert variant.adversaries.failed_controls == ("fix-now",) and variant.adversaries.passing == ()
 
 
 def test_a_void_or_infra_error_adversary_is_not_met(bundle, tmp_path, monkeypatch):
     _fake_episodes(monkeypatch, {}, {"adversary-declare-now": "void", "adversary-probe-loopback": "infra_error"})
     report = qualification.qualify([bundle], 1, 0.1, tmp_path, adversarial=True)
-    summary = report["variants"][0]["adversaries"]
-    assert report["variants"][0]["ok"] is False
-    assert summary["unscored"] == ["declare-now", "probe-loopback"] and summary["passing"] == []
+    summary = report.variants[0].adversaries
+    assert report.variants[0].ok is False
+    assert summary.unscored == ("declare-now", "probe-loopback") and summary.passing == ()
 
 
 def test_a_subset_of_strategies_and_adversary_k(bundle, tmp_path, monkeypatch):
@@ -203,21 +204,27 @@ def test_a_subset_of_strategies_and_adversary_k(bundle, tmp_path, monkeypatch):
                                    strategies=["declare-now", "fix-now"])
     assert sorted(s[1] for s in started if s[1].startswith("adversary:")) == \
         ["adversary:declare-now"] * 2 + ["adversary:fix-now"] * 2
-    assert set(report["variants"][0]["adversaries"]["strategies"]) == {"declare-now", "fix-now"}
+    assert set(report.variants[0].adversaries.strategies) == {"declare-now", "fix-now"}
 
 
 def test_without_adversarial_nothing_changes(bundle, tmp_path, monkeypatch):
     started = _fake_episodes(monkeypatch, {})
     report = qualification.qualify([bundle], 1, 0.1, tmp_path)
-    assert len(started) == 3 and "adversaries" not in report["variants"][0] and "adversary_k" not in report
+    assert len(started) == 3 and report.variants[0].adversaries is None and report.adversary_k is None
+    written = json.loads((tmp_path / "qualification.json").read_text())  # absent from the file, not null
+    assert "adversaries" not in written["variants"][0] and "adversary_k" not in written
 
 
 def test_the_table_shows_a_compact_adversary_column():
+    from arenac.model.report import AdversariesReport
     from arenac.runner.cli import adversary_cell
 
-    assert adversary_cell({"met": 14, "total": 14, "passing": [], "failed_controls": [], "unscored": []}) == "adv 14/14"
-    assert adversary_cell({"met": 11, "total": 14, "passing": ["read-answer-key"], "failed_controls": ["fix-now"],
-                           "unscored": ["probe-loopback"]}) == \
+    def summary(**fields) -> AdversariesReport:
+        return AdversariesReport.model_validate({"ok": False, "strategies": {}, **fields})
+
+    assert adversary_cell(summary(met=14, total=14, passing=[], failed_controls=[], unscored=[])) == "adv 14/14"
+    assert adversary_cell(summary(met=11, total=14, passing=["read-answer-key"], failed_controls=["fix-now"],
+                                  unscored=["probe-loopback"])) == \
         "adv 11/14; PASSED: read-answer-key; fix-now failed; not scored: probe-loopback"
 
 
@@ -269,8 +276,8 @@ def test_the_report_counts_episodes_by_status(bundle, tmp_path, monkeypatch):
     _fake_episodes(monkeypatch, {}, statuses={"adversary-probe-loopback": "void", "adversary-escape-freeze": "failed",
                                               "adversary-scale-to-zero": "infra_error"})
     report = qualification.qualify([bundle], 1, 0.1, tmp_path, adversarial=True)
-    assert report["episodes"] == {"scored": 14, "failed": 1, "void": 1, "infra_error": 1, "total": 17}
-    summary = report["variants"][0]["adversaries"]
+    assert report.episodes.model_dump() == {"scored": 14, "failed": 1, "void": 1, "infra_error": 1, "total": 17}
+    summary = report.variants[0].adversaries
     # a failed trial is a failure, scored: a must-fail strategy met; void and infra_error are not
-    assert "adversary:escape-freeze" not in summary["unscored"] and "escape-freeze" not in summary["unscored"]
-    assert report["ok"] is False
+    assert "adversary:escape-freeze" not in summary.unscored and "escape-freeze" not in summary.unscored
+    assert report.ok is False

@@ -20,13 +20,15 @@ from pathlib import Path
 
 import pytest
 
+from arenac.model.evidence import Timeline
+from arenac.model.headroom import CgroupFigures, Headroom, LoadgenFigures, MachineFigures, TimerFigures
+from arenac.model.report import EpisodeCounts, QualificationReport
 from arenac.runner import capacity as estimate
 from arenac.runner import headroom
-from arenac.runner.headroom import (CgroupFigures, Headroom, HeadroomProbe, LoadgenFigures, MachineFigures,
-                                    TimerFigures)
+from arenac.runner.headroom import HeadroomProbe
 from arenac.runner.lifetime import base_dir
-from arenac.verify.evidence import Timeline
 from livelock import live_lock
+
 
 @contextmanager
 def _busy_loops(count: int, cgroup: Path | None = None):
@@ -148,13 +150,20 @@ def _starved() -> Headroom:
     return figures.model_copy(update={"overloaded": headroom.overloaded(figures)})
 
 
+def _timeline(status: str, reason: str | None) -> Timeline:
+    # the clock marks a scored trial must have; model_copy, as the runner marks them on the way
+    marks = {"warmup_end_s": 20.0, "handover_s": 40.0, "window_end_s": 140.0, "soak_start_s": 140.0,
+             "soak_end_s": 260.0} if status == "scored" else {}
+    return Timeline(time_scale=0.1, status=status, void_reason=reason, **marks)
+
+
 @pytest.mark.parametrize("status", ["scored", "failed"])
 def test_a_starved_harness_turns_a_scored_or_failed_trial_into_infra_error(status):
-    timeline = {"time_scale": 0.1, "status": status, "void_reason": None if status == "scored" else "x"}
-    reason = headroom.apply(timeline, _starved())
-    assert reason and timeline["status"] == "infra_error" and timeline["void_reason"] == reason
-    assert timeline["headroom"]["overloaded"] is True
-    assert Timeline.model_validate(timeline).headroom.loadgen_p99_start_lag_ms == _starved().loadgen.p99_ms
+    timeline = _timeline(status, None if status == "scored" else "x")
+    judged = headroom.apply(timeline, _starved())
+    assert judged.status == "infra_error" and judged.void_reason == _starved().overloaded and judged.void_reason
+    assert judged.headroom.overloaded is True
+    assert judged.headroom.loadgen_p99_start_lag_ms == _starved().loadgen.p99_ms
 
 
 def test_a_harness_starved_by_its_own_episode_is_still_scored():
@@ -162,26 +171,23 @@ def test_a_harness_starved_by_its_own_episode_is_still_scored():
     starved = _starved()
     own = starved.model_copy(update={"cgroup": starved.cgroup.model_copy(
         update={"cpu_cores": headroom.OWN_LOAD_CORES + 0.2})})
-    timeline = {"time_scale": 0.1, "status": "failed", "void_reason": "x"}
-    assert headroom.apply(timeline, own) is None
-    assert timeline["status"] == "failed" and timeline["headroom"]["own_load"] is True
-    assert Timeline.model_validate(timeline).headroom.own_load
+    judged = headroom.apply(_timeline("failed", "x"), own)
+    assert judged.status == "failed" and judged.void_reason == "x" and judged.headroom.own_load is True
+    assert Timeline.model_validate_json(judged.model_dump_json()).headroom.own_load
     assert not headroom.own_load(starved)  # the other side: a starved episode of normal use
 
 
 @pytest.mark.parametrize("status", ["void", "infra_error"])
 def test_a_void_or_infra_error_trial_keeps_its_status_and_reason(status):
-    timeline = {"time_scale": 0.1, "status": status, "void_reason": "fault 'pool' did not manifest"}
-    assert headroom.apply(timeline, _starved()) is None
-    assert timeline["status"] == status and timeline["void_reason"] == "fault 'pool' did not manifest"
-    assert timeline["headroom"]["overloaded"] is True  # recorded all the same
+    judged = headroom.apply(_timeline(status, "fault 'pool' did not manifest"), _starved())
+    assert judged.status == status and judged.void_reason == "fault 'pool' did not manifest"
+    assert judged.headroom.overloaded is True  # recorded all the same
 
 
 def test_a_harness_with_headroom_leaves_the_trial_alone():
-    timeline = {"time_scale": 0.1, "status": "scored", "void_reason": None}
     figures = Headroom.model_validate(next(e["headroom"] for e in CALIBRATION if e["jobs"] == 2))
-    assert headroom.apply(timeline, figures) is None
-    assert timeline["status"] == "scored" and timeline["headroom"]["overloaded"] is False
+    judged = headroom.apply(_timeline("scored", None), figures)
+    assert judged.status == "scored" and judged.void_reason is None and judged.headroom.overloaded is False
 
 
 # ---- missing sources --------------------------------------------------------------------------------
@@ -271,8 +277,8 @@ def test_qualify_warns_before_it_starts_and_still_runs(jobs, warned, tmp_path, m
 
     def qualify(bundles, k, time_scale, out, jobs_, *args, **kwargs):
         started.append(capsys.readouterr().err)  # what was on stderr when the first episode would start
-        return {"ok": True, "k": k, "time_scale": time_scale, "jobs": jobs_, "variants": [],
-                "episodes": {"scored": 0, "failed": 0, "void": 0, "infra_error": 0, "total": 0}, "wall_s": 0}
+        return QualificationReport(ok=True, k=k, time_scale=time_scale, jobs=jobs_, variants=(),
+                                   episodes=EpisodeCounts(), reused=0, wall_s=0)
 
     monkeypatch.setattr(cli, "qualify", qualify)
     assert cli.qualify_command([], 1, 0.1, str(tmp_path), jobs, None) == cli.EXIT_OK

@@ -37,7 +37,8 @@ def test_gates_rewritten_after_opening_do_not_change_the_verdict(bundle_dir, tmp
 
     result = adapters.grade(run_dir, bundle)
     verdict = json.loads((run_dir / "verdict.json").read_text())
-    assert result["reward"] == 0 and verdict["status"] == "scored" and verdict["outcome"] is False
+    assert result.reward == 0 and verdict["status"] == "scored" and verdict["outcome"] is False
+    assert result.model_dump(mode="json") == verdict  # the Verdict returned is the one written
     assert verdict["variant"] == bundle.plan.variant  # graded by the bundle's own gates
     assert verdict["pinned"]["verifier/gates.json"] == hashlib.sha256(original).hexdigest()
     assert verdict["pinned"]["bundle_digest"] == json.loads((bundle_dir / "manifest.json").read_text())["bundle_digest"]

@@ -40,15 +40,15 @@ def test_healthy_runs_once_per_group_and_every_variant_reports_them(bundles, tmp
 
     monkeypatch.setattr(qualification, "run_episode", episode)
     report = qualification.qualify(bundles, 2, 0.1, tmp_path, jobs=2)
-    assert report["ok"] is True and report["jobs"] == 2
+    assert report.ok is True and report.jobs == 2
     healthy = [run for run in started if run[1].startswith("healthy")]
     assert len(healthy) == 2 * 2  # two tasks, k=2
     assert len(started) == 2 * 2 + len(bundles) * 2 * 2  # plus no-op and oracle of every variant
     for task in ("revoked-grant", "slow-reads"):
-        variants = [v for v in report["variants"] if v["task"] == task]
-        sources = {v["controls"]["healthy"].get("shared_from", v["variant"]) for v in variants}
+        variants = [v for v in report.variants if v.task == task]
+        sources = {v.controls["healthy"].shared_from or v.variant for v in variants}
         assert len(sources) == 1
-        assert all(len(v["controls"]["healthy"]["runs"]) == 2 for v in variants)
+        assert all(len(v.controls["healthy"].runs) == 2 for v in variants)
 
 
 def test_an_interrupted_qualification_starts_no_further_episode(bundles, tmp_path, monkeypatch):
@@ -62,4 +62,4 @@ def test_an_interrupted_qualification_starts_no_further_episode(bundles, tmp_pat
 
     monkeypatch.setattr(qualification, "run_episode", episode)
     report = qualification.qualify(bundles, 1, 0.1, tmp_path, jobs=1, stop=stop)
-    assert len(started) == 1 and report["ok"] is False
+    assert len(started) == 1 and report.ok is False

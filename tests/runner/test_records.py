@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 from helpers import ROOT
 
+from arenac.model.run import RunRecord
 from arenac.rundir import INCOMPLETE, incomplete_reason, is_run_dir
 from arenac.runner.bundle import open_bundle
 from arenac.runner.episode import EpisodeOptions
-from arenac.runner.records import RunRecord, begin_run, finish_run, read_run_record, write_json
+from arenac.runner.records import begin_run, finish_run, read_run_record, write_json
 from arenac.serialize import dump_json, write_atomic
 
 

@@ -9,12 +9,12 @@ import pytest
 
 import yaml
 
+from arenac.model.evidence import Snapshot
 from arenac.model.plan import SnapshotSpec
 from arenac.runner.harness_io import HarnessIO
 from arenac.runner.snapshot import take_snapshot
 from arenac.substrate.spine.spec import SpineSpec
 from arenac.substrate.spine.stack import SpineStack
-from arenac.verify.evidence import Snapshot
 from arenac.verify.safety import diff
 
 pytestmark = pytest.mark.live  # starts a stack, an episode or timed load

@@ -221,10 +221,11 @@ class FakeIO:
 
 def test_the_runner_digests_rows_as_the_writer_did_and_ignores_seq(tmp_path):
     rows = [(4999, "eng", 1, "ada", "old"), (5001, "eng", 41, "ada", "load 1"), (5002, "eng", 41, "grace", "load 2")]
-    record = record_acked_state(FakeIO(rows), 261.0, {"messages": 5000})
+    record = record_acked_state(FakeIO(rows), 261.0, {"messages": 5000}).model_dump(mode="json")
     assert record["t"] == 261.0
     assert record["messages"] == {"after_id": 5000, "rows": {"5001": write_digest("eng", "ada", "load 1"),
                                                              "5002": write_digest("eng", "grace", "load 2")}}
     renumbered = [(5001, "eng", 42, "ada", "load 1"), (5002, "eng", 43, "grace", "load 2")]
-    assert record_acked_state(FakeIO(renumbered), 261.0, {"messages": 5000})["messages"] == record["messages"]
+    assert record_acked_state(FakeIO(renumbered), 261.0, {"messages": 5000}).model_dump(mode="json")["messages"] \
+        == record["messages"]
     assert "error" in record["fanout"]  # nothing listens on the fake Redis: recorded, not raised

@@ -1,0 +1,370 @@
+"""The evidence bundle's files (RUN_DIR/evidence/, docs/evidence.md) as models: the one definition
+of each file's shape, constructed by the runner and the load generator, read by the verifier.
+
+Contract:
+- Unknown fields are refused (base.Model, extra="forbid"): what a writer adds must be added here
+  first, so a reader never silently skips a field it was meant to see. Documented fields are typed.
+- A file's text is canonical JSON of `model.model_dump(mode="json")` (runner/records.py
+  `write_model`). A field named in a model's `omitted_when_empty` (record.Record) is left out while
+  it holds nothing: the file format says "absent" for it (a time a void trial never reached, the
+  configmaps of a snapshot taken without the stack, the format-1 `grants`), and readers treat
+  absent and empty alike. Every other field is always written, null included.
+- Times are plan seconds since the episode clock's zero. A void or infra_error timeline may stop
+  at any point, so its times are optional; a scored one must have them all (but `declared_s`,
+  null when the agent never declared).
+- A snapshot file may carry its own `t`; without it the verifier places it on the plan clock by
+  its label (arenac/verify/evidence.py, `snapshot_time`).
+- harness_changes.json lists what the harness itself changed after the agent started (a fault
+  re-fired by its recurrence, a periodic or `when` onset); absent means it changed nothing then.
+- The acknowledged writes of acks.jsonl are written by the load generator line by line, in its
+  hot path, as plain JSON (arenac/loadgen/acks.py); `AckedWrite` is the shape of one line.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from pydantic import ValidationError, model_validator
+
+from arenac.model.gates import Gates
+from arenac.model.plan import Challenges
+from arenac.model.record import Record
+
+SNAPSHOT_LABELS = ("baseline", "agent_start", "declaration", "soak_end", "after_restart", "after_retrigger")
+TrialStatus = Literal["scored", "failed", "void", "infra_error"]
+
+
+class EvidenceModel(Record):
+    """An evidence file or a part of one."""
+
+
+# ---- timeline.json ------------------------------------------------------------------------------
+class TimelineHeadroom(EvidenceModel):
+    """What the harness had of the machine during the episode, in short (runner/headroom.py; the
+    figures are in headroom.json). Never read by a gate: an overloaded trial is not scored at all."""
+
+    overloaded: bool
+    timer_p99_ms: float | None = None
+    loadgen_p99_start_lag_ms: float | None = None
+    episode_cpu_cores: float | None = None
+    episode_pressure_share: float | None = None
+    machine_psi_share: float | None = None
+    own_load: bool = False  # overloaded by the episode's own processes: still scored (headroom.apply)
+
+
+class Timeline(EvidenceModel):
+    """The episode's clock marks and how it ended. The runner carries it through the episode (a
+    frozen model, `begun` at the start and replaced as the marks are reached) and writes it,
+    `finished`, at the end."""
+
+    omitted_when_empty: ClassVar[frozenset[str]] = frozenset(
+        {"warmup_end_s", "handover_s", "window_end_s", "soak_start_s", "soak_end_s", "bound_by", "headroom"})
+
+    time_scale: float
+    status: TrialStatus
+    void_reason: str | None = None  # why a trial is not scored, or failed
+    warmup_end_s: float | None = None
+    handover_s: float | None = None
+    declared_s: float | None = None  # null: the agent never declared (always written)
+    window_end_s: float | None = None
+    soak_start_s: float | None = None
+    soak_end_s: float | None = None
+    bound_by: str | None = None  # what bound the episode's processes to its lifetime (runner/lifetime.py)
+    headroom: TimelineHeadroom | None = None  # absent in runs from before the headroom probe
+
+    @model_validator(mode="after")
+    def _scored_has_times(self) -> Timeline:
+        if self.status == "scored":
+            missing = [name for name in ("warmup_end_s", "handover_s", "window_end_s", "soak_start_s", "soak_end_s")
+                       if getattr(self, name) is None]
+            if missing:
+                raise ValueError(f"a scored trial needs {', '.join(missing)}")
+        return self
+
+    @classmethod
+    def begun(cls, time_scale: float, bound_by: str) -> Timeline:
+        """An episode's timeline at its start: scored until something ends it otherwise, its marks
+        still to come. Not validated (a scored trial without its times is what it is until the
+        soak ends); `finished` validates it before it is written."""
+        return cls.model_construct(time_scale=time_scale, status="scored", void_reason=None, declared_s=None,
+                                   bound_by=bound_by)
+
+    def ended(self, status: TrialStatus, reason: str) -> Timeline:
+        """The same timeline, ended with `status` for `reason`."""
+        return self.model_copy(update={"status": status, "void_reason": reason})
+
+    def finished(self) -> Timeline:
+        """The timeline to write: validated as the verifier will read it. A scored one that lacks a
+        mark (a harness bug, never the agent's doing) becomes an infra_error saying which."""
+        try:
+            return Timeline.model_validate(self.model_dump())
+        except ValidationError as error:
+            return self.ended("infra_error", f"the harness recorded an incomplete timeline: {error.errors()[0]['msg']}")
+
+
+# ---- ledger.json (the load generator) ---------------------------------------------------------
+class LedgerPhase(EvidenceModel):
+    name: str
+    start_s: float
+    end_s: float
+
+
+class LedgerSecond(EvidenceModel):
+    """The requests scheduled in one whole plan second on one route."""
+
+    t: int  # the second's start
+    phase: str  # the phase that second belongs to
+    route: str
+    count: int
+    errors: int
+    hist: str  # base64 HdrHistogram encoding, latencies in microseconds
+
+    @model_validator(mode="after")
+    def _counts(self) -> LedgerSecond:
+        if not 0 <= self.errors <= self.count:
+            raise ValueError(f"errors ({self.errors}) must lie between 0 and count ({self.count})")
+        return self
+
+
+class StartLag(EvidenceModel):
+    """How late the generator itself started its requests so far (real seconds)."""
+
+    starts: int
+    p50_s: float
+    p99_s: float
+    max_s: float
+
+
+class Ledger(EvidenceModel):
+    """The load generator writes it by parts (arenac/loadgen/ledger.py: its seconds are encoded once,
+    when settled); this is the whole document's shape."""
+
+    omitted_when_empty: ClassVar[frozenset[str]] = frozenset({"start_lag"})
+
+    # the LoadProfile as the generator ran it (model/library.py), kept as written: the verifier
+    # does not read it, and a run keeps grading when the profile's format grows
+    profile: dict[str, Any] = {}
+    time_scale: float
+    client_timeout_s: float
+    phases: tuple[LedgerPhase, ...]
+    seconds: tuple[LedgerSecond, ...]
+    start_lag: StartLag | None = None  # absent in runs from before the generator measured it
+
+
+# ---- baseline.json (the substrate's calibration record, copied) --------------------------------
+class BaselineSpread(EvidenceModel):
+    """One figure over the calibration's runs."""
+
+    median: float
+    min: float
+    max: float
+
+
+class BaselineFigures(EvidenceModel):
+    """One route in one phase: the median over the calibration's runs (a missing figure fails a
+    predicate that reads it)."""
+
+    error_rate: float | None = None
+    goodput_rps: float | None = None
+    p50_ms: float | None = None
+    p95_ms: float | None = None
+    p99_ms: float | None = None
+    requests: int | None = None
+    spread: dict[str, BaselineSpread] = {}  # figure -> its spread over the runs
+
+
+class CalibrationMachine(EvidenceModel):
+    cpus: int
+    python: str
+
+
+class Baseline(EvidenceModel):
+    """The substrate's healthy baseline for its load profile (library/substrates/<name>/baseline.json,
+    written by `arenac substrate calibrate`: arenac/substrate/calibrate.py)."""
+
+    substrate: str
+    generated_by: str
+    profile: dict[str, Any]  # the profile as calibrated (calibrate.describe); not read by a gate
+    runs: int
+    client_timeout_s: float
+    latency_over: str  # what the latencies cover, in words
+    goodput_rps: float  # over every route and phase
+    error_rate: float
+    max_start_lag_s: float  # how late the calibrating generator started a request
+    machine: CalibrationMachine
+    routes: dict[str, dict[str, BaselineFigures]]  # route -> phase -> figures ("all" -> "all": everything)
+
+
+# ---- backlog.json -------------------------------------------------------------------------------
+class Backlog(EvidenceModel):
+    # queue -> [[t, length], ...]; the length as the substrate counted it (an int when the runner wrote it)
+    queues: dict[str, tuple[tuple[float, float | int], ...]]
+
+
+# ---- challenges.json ---------------------------------------------------------------------------
+class ChallengeRestart(EvidenceModel):
+    service: str
+    t: float
+    ok: bool
+
+
+class ChallengeRetrigger(EvidenceModel):
+    fault: str
+    t: float
+    ok: bool
+
+
+class RecordedWindow(EvidenceModel):
+    start_s: float
+    end_s: float
+
+
+class ChallengeRecord(EvidenceModel):
+    omitted_when_empty: ClassVar[frozenset[str]] = frozenset({"after_restart", "after_retrigger"})
+
+    restart: tuple[ChallengeRestart, ...] = ()
+    retrigger: tuple[ChallengeRetrigger, ...] = ()
+    after_restart: RecordedWindow | None = None
+    # the traffic window re-checked after the retriggers, when the runner retriggers after the
+    # soak; without it the verifier uses the soak after the last one
+    after_retrigger: RecordedWindow | None = None
+
+
+# ---- harness_changes.json -----------------------------------------------------------------------
+class HarnessChange(EvidenceModel):
+    """One harness action after the agent started: when, what, and the targets it may change."""
+
+    t: float
+    what: str
+    targets: tuple[str, ...]
+
+
+class HarnessChanges(EvidenceModel):
+    changes: tuple[HarnessChange, ...]
+
+
+# ---- snapshots/<label>.json ---------------------------------------------------------------------
+class TableState(EvidenceModel):
+    rows: int
+    checksum: str
+
+
+class SequenceState(EvidenceModel):
+    groups: int
+    rows: int
+    duplicates: int
+    gaps: int
+
+
+class Snapshot(EvidenceModel):
+    """One snapshot (docs/evidence.md). `roles`, `memberships` and `privileges` are new in
+    format 2; a format-1 snapshot has `grants` (the application role's table privileges) instead,
+    which reads as the same items, so old runs still grade."""
+
+    omitted_when_empty: ClassVar[frozenset[str]] = frozenset({"t", "configmaps", "grants"})
+
+    t: float | None = None
+    config: dict[str, dict[str, Any]]
+    configmaps: dict[str, dict[str, str]] = {}  # workload -> what its ConfigMap holds (format 2)
+    events: dict[str, tuple[str, ...]]
+    release: dict[str, str]
+    db_settings: dict[str, Any]
+    app_role: str = "spine_app"
+    roles: dict[str, dict[str, Any]] = {}  # role -> attribute -> value
+    memberships: dict[str, str] = {}  # "MEMBER.ROLE" -> options
+    privileges: dict[str, dict[str, tuple[str, ...]]] = {}  # grantee -> object -> privileges
+    grants: dict[str, tuple[str, ...]] = {}  # format 1 only
+    redis: dict[str, Any]
+    tables: dict[str, TableState]
+    sequences: dict[str, SequenceState]
+
+
+# ---- boundary.json ------------------------------------------------------------------------------
+class Boundary(EvidenceModel):
+    """The agent's end: its declaration, its freeze, how it was confined. Not read by a gate (a
+    freeze that leaves a process running ends the trial as infra_error before grading)."""
+
+    agent: str
+    declared: bool
+    declared_s: float
+    frozen_s: float
+    processes_stopped: int
+    processes_remaining: tuple[int, ...]  # always empty in a graded run
+    method: str  # pid-namespace | killpg
+    sandbox: str  # bwrap | none
+    sandbox_reason: str | None  # why there is none
+    agent_exit_code: int | None
+
+
+# ---- parts.json ---------------------------------------------------------------------------------
+class PartLossRecord(EvidenceModel):
+    part: str  # e.g. "postgres", "message", "loadgen"
+    kind: Literal["substrate", "harness"]
+    t: float  # plan seconds, when it was seen
+    how: str  # "exited with code 1", "killed by SIGKILL", "stopped (SIGSTOP) for 2 s"
+
+
+class Parts(EvidenceModel):
+    losses: tuple[PartLossRecord, ...]
+
+
+# ---- acks.jsonl, harness_acks.jsonl, acked_soak_end.json ----------------------------------------
+class AckedWrite(EvidenceModel):
+    """One line of acks.jsonl or harness_acks.jsonl: a write the substrate said it accepted."""
+
+    t: float  # plan time the answer arrived
+    source: Literal["load", "harness"]
+    table: str
+    id: int
+    channel: str
+    seq: int
+    author: str
+    digest: str  # loadgen/acks.py write_digest of what was sent
+
+
+class PartUnreadable(EvidenceModel):
+    """A part of the soak-end record the substrate refused to give: the checks needing it fail."""
+
+    error: str
+
+
+class MessagesAtSoakEnd(EvidenceModel):
+    after_id: int  # the largest id at the baseline snapshot
+    rows: dict[str, str]  # id (as text) -> digest of (channel name, author, body), every row above after_id
+
+
+class Inbox(EvidenceModel):
+    ids: tuple[int, ...]
+    floor: int | None  # the lowest seq kept when the inbox holds inbox_cap entries or more, else null
+
+
+class FanoutAtSoakEnd(EvidenceModel):
+    queue: str
+    pending: tuple[int, ...]  # message ids parked in fanout_pending
+    queued: tuple[int, ...]  # ids of the events in the Redis queue
+    members: dict[str, tuple[str, ...]]  # channel -> users
+    inbox_cap: int
+    inboxes: dict[str, dict[str, Inbox]]  # channel -> user -> inbox
+
+
+class AckedSoakEnd(EvidenceModel):
+    """acked_soak_end.json: what became of the acknowledged writes, recorded at soak end. The runner
+    records both parts; a part absent is its omission, which makes only the checks needing it
+    unreadable evidence (arenac/verify/acked.py)."""
+
+    omitted_when_empty: ClassVar[frozenset[str]] = frozenset({"messages", "fanout"})
+
+    t: float
+    messages: MessagesAtSoakEnd | PartUnreadable | None = None
+    fanout: FanoutAtSoakEnd | PartUnreadable | None = None
+
+
+# ---- gates.json (the bundle's verifier/gates.json, copied) ---------------------------------------
+class GatesFile(EvidenceModel):
+    """verifier/gates.json of a bundle (and its copy in the evidence)."""
+
+    task: str | None = None
+    variant: str | None = None
+    baseline: str | None = None
+    gates: Gates
+    challenges: Challenges | None = None

@@ -1,0 +1,23 @@
+"""run.json (docs/evidence.md): which episode a run directory holds. Written by
+arenac/runner/records.py (begin_run, then finish_run with the wall time), read by a resumed
+qualification (arenac/runner/resume.py) before it reuses the run."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from arenac.model.record import Record
+
+
+class RunRecord(Record):
+    """run.json: which episode a run directory holds (what a resumed qualification must match
+    before it reuses the run: resume.py) and, once the episode finished, its wall time."""
+
+    format: Literal[1] = 1
+    task: str
+    variant: str
+    bundle_digest: str  # the manifest's digest over every artefact of the bundle
+    agent: str  # as given: oracle, noop, adversary:NAME, cmd:...
+    inject_faults: bool  # False: the healthy control
+    time_scale: float
+    wall_s: float | None = None  # real seconds the episode took; None until it finished
