@@ -244,21 +244,15 @@ class SpineStack:
             self._restarting.discard(name)
 
     def _restart(self, name: str) -> None:
-        if name == "postgres":
-            postgres = self._postgres
-            assert postgres is not None  # restart_service checked that the stack is running
-            postgres.stop()
-            postgres.start(self.log_path("postgres"), timeout=self.ready_timeout)
-            assert postgres.child is not None  # start() spawned it
-            self._children["postgres"] = postgres.child
-            wait_until(self._services_not_ready, self.ready_timeout, "spine services")
-        elif name == "redis":
-            redis = self._redis
-            assert redis is not None  # restart_service checked that the stack is running
-            redis.stop()
-            redis.start(self.log_path("redis"), timeout=self.ready_timeout)
-            assert redis.child is not None  # start() spawned it
-            self._children["redis"] = redis.child
+        if name in ("postgres", "redis"):
+            datastore = self._postgres if name == "postgres" else self._redis
+            assert datastore is not None  # restart_service checked that the stack is running
+            datastore.stop()
+            datastore.start(self.log_path(name), timeout=self.ready_timeout)
+            assert datastore.child is not None  # start() spawned it
+            self._children[name] = datastore.child
+            if name == "postgres":  # the services lost their connections: wait until they answer again
+                wait_until(self._services_not_ready, self.ready_timeout, "spine services")
         else:
             stop(self._children[name])
             self._spawn_service(name)
