@@ -60,15 +60,19 @@ def test_each_live_check_returns_its_own_reason_whatever_runs_beside_it(tmp_path
         checks["b"] = adapters.check_live(ERRORS_MANIFEST, second, NOW_S, 20.0)
         second_done.set()
 
-    threads = [threading.Thread(target=one), threading.Thread(target=other)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(10)
+    _side_by_side([threading.Thread(target=one), threading.Thread(target=other)], timeout_s=10)
     assert not checks["a, read after b"].holds
     assert checks["a, read after b"].detail == f"no ledger yet at {first / 'ledger.json'}"
     assert not checks["b"].holds and checks["b"].detail == ("0 >= 0.5 does not hold; error_rate(send) = 0 "
                                                             "(0 errors / 200 requests (route send))")
+
+
+def _side_by_side(threads: list[threading.Thread], timeout_s: float) -> None:
+    """Start every thread, then wait for each (bounded: a hung one fails the test's asserts)."""
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout_s)
 
 
 def _episode(tmp_path: Path, name: str, evidence: Path) -> _Episode:
@@ -94,11 +98,7 @@ def test_two_episodes_side_by_side_each_void_with_their_own_last_problem(tmp_pat
         start.wait(10)
         results[name] = episodes[name]._await_manifestation(fault, NOW_S - 100)
 
-    threads = [threading.Thread(target=await_manifestation, args=(name,)) for name in episodes]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(30)
+    _side_by_side([threading.Thread(target=await_manifestation, args=(name,)) for name in episodes], timeout_s=30)
     assert not results["no-ledger"].manifested
     assert results["no-ledger"].last_problem == f"no ledger yet at {episodes['no-ledger'].evidence / 'ledger.json'}"
     assert not results["healthy"].manifested
