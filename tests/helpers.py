@@ -11,3 +11,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def task_paths() -> list[str]:
     """The bundled task specs, relative to the repository root, as a user names them."""
     return sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "tasks").glob("*.arena"))
+
+
+class LiveWithoutMarker(AssertionError):
+    """A test without the `live` marker tried to start a live part (conftest.py's guard)."""
