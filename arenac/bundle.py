@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arenac import __version__
-from arenac.serialize import dump_json
+from arenac.core.serialize import dump_json
 
 MANIFEST = "manifest.json"
 

@@ -23,13 +23,13 @@ from typing import ClassVar, NoReturn
 import click
 
 from arenac.bundle import MANIFEST, verify_bundle
-from arenac.diagnostics import DiagnosticError, render_text, to_json
+from arenac.core.diagnostics import DiagnosticError, render_text, to_json
+from arenac.core.serialize import dump_json
 from arenac.fmt import format_source
 from arenac.lower.library import load_library
 from arenac.pipeline import Compilation, WrittenBundle, compile_paths, read_sources, write_bundles
 from arenac.runner import preflight  # light (no runner machinery): option types and refusals
 from arenac.runner.adversaries import STRATEGIES  # light: the suite's names and descriptions
-from arenac.serialize import dump_json
 from arenac.variants_table import matrix_rows, render_matrix
 
 EXIT_DIAGNOSTICS = 1

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 
-from arenac.source import SourceFile
+from arenac.core.source import SourceFile
 from arenac.syntax.parser import parse
 
 _TOKEN = re.compile(

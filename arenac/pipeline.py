@@ -30,11 +30,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from arenac.bundle import MANIFEST, manifest_for, write_bundle
-from arenac.diagnostics import Collector, Diagnostic, DiagnosticError
+from arenac.core.diagnostics import Collector, Diagnostic, DiagnosticError
+from arenac.core.source import SourceFile, Span
 from arenac.lower import library as library_files
 from arenac.lower.task import lower_task
 from arenac.model.task import PrunedCell, VariantCell
-from arenac.source import SourceFile, Span
 from arenac.syntax.parser import parse
 from arenac.validate import check_matrix, check_task, check_variant
 from arenac.variants import built, cells

@@ -14,13 +14,13 @@ from __future__ import annotations
 import operator
 from collections.abc import Sequence
 
-from arenac.diagnostics import Collector
+from arenac.core.diagnostics import Collector
+from arenac.core.units import format_seconds
 from arenac.lower.task import LoweredTask
 from arenac.model.actions import AdminAction, KubectlAction, RedisAction, SqlAction, Target, ValuesAction
 from arenac.model.gates import ChangesOnly, Guard, Protect, SurvivesRestart
 from arenac.model.substrate import Substrate
 from arenac.model.task import PrunedCell, Variant
-from arenac.units import format_seconds
 
 _OPS = {"<=": operator.le, ">=": operator.ge, "==": operator.eq, "!=": operator.ne, "<": operator.lt, ">": operator.gt}
 

@@ -25,7 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from arenac.channels import bind
-from arenac.diagnostics import Collector, DiagnosticError
+from arenac.core.diagnostics import Collector, DiagnosticError
+from arenac.core.source import SourceFile
+from arenac.core.units import parse_quantity
 from arenac.faults import instantiate
 from arenac.lower.exprs import ExprContext, lower_predicate
 from arenac.model.access import AccessSurface
@@ -34,9 +36,7 @@ from arenac.model.gates import Predicate, SurvivesRetrigger
 from arenac.model.library import Library, SubstrateEntry
 from arenac.model.substrate import Substrate
 from arenac.model.task import BoundAction, ConcreteFault, PrunedCell, TaskSpec, Variant
-from arenac.source import SourceFile
 from arenac.syntax.parser import parse_comparison
-from arenac.units import parse_quantity
 
 
 class Pruned(Exception):

@@ -104,8 +104,8 @@ def compile_and_build_traced(sizes: int) -> None:
     from arenac.lower.library import load_library
 
     load_library()  # the library is read once per process whatever the matrix: not counted
+    from arenac.core.source import SourceFile
     from arenac.pipeline import compile_sources, write_bundles
-    from arenac.source import SourceFile
 
     text = synthetic_text(sizes)
     tracemalloc.start()

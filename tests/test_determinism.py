@@ -65,7 +65,7 @@ def test_libyaml_and_pure_python_emitters_agree(tmp_path):
     """Bundles use libyaml when present; a machine without it must write the same bytes."""
     import yaml
 
-    from arenac.serialize import dump_yaml
+    from arenac.core.serialize import dump_yaml
 
     write_bundles(compile_paths(task_paths()), tmp_path)
     documents = [yaml.safe_load(p.read_text()) for p in sorted(tmp_path.rglob("*.yaml"))

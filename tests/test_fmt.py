@@ -12,9 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from arenac.diagnostics import DiagnosticError
+from arenac.core.diagnostics import DiagnosticError
+from arenac.core.source import SourceFile
 from arenac.fmt import format_source
-from arenac.source import SourceFile
 from arenac.syntax.parser import parse
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -7,9 +7,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from arenac.diagnostics import DiagnosticError
+from arenac.core.diagnostics import DiagnosticError
+from arenac.core.source import SourceFile
 from arenac.pipeline import compile_sources
-from arenac.source import SourceFile
 
 ROOT = Path(__file__).parent.parent
 # the tasks, and the golden spec for the one-line gates and the default oracle

@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from arenac.diagnostics import DiagnosticError
+from arenac.core.diagnostics import DiagnosticError
+from arenac.core.source import SourceFile
 from arenac.pipeline import compile_sources
-from arenac.source import SourceFile
 
 BASE = """
 task t {
@@ -257,14 +257,14 @@ def test_a_zero_window_is_reported_at_the_window_not_at_an_onset():
     (0.05, "fraction", "5%"), (40, "rate", "40/s"), (1e9, "number", "1000000000"), (0.5, "number", "0.5"),
 ])
 def test_quantities_are_formatted_as_an_author_writes_them(value, dimension, text):
-    from arenac.units import Dimension, format_quantity
+    from arenac.core.units import Dimension, format_quantity
 
     assert format_quantity(value, Dimension(dimension)) == text
 
 
 def test_the_caret_line_repeats_the_source_lines_tabs():
-    from arenac.diagnostics import Diagnostic, render_text
-    from arenac.source import Span
+    from arenac.core.diagnostics import Diagnostic, render_text
+    from arenac.core.source import Span
 
     source = SourceFile("t.arena", "task t {\n\t\terror_rate(sned) <= 1%\n}\n")
     text = render_text(Diagnostic("E0203", "unknown route 'sned'", Span.point("t.arena", 2, 14, 4)),

@@ -7,7 +7,7 @@ import shutil
 import pytest
 import yaml
 
-from arenac.diagnostics import DiagnosticError
+from arenac.core.diagnostics import DiagnosticError
 from arenac.lower.library import library_root, load_library
 
 

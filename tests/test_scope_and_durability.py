@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from arenac.diagnostics import DiagnosticError
+from arenac.core.diagnostics import DiagnosticError
 from arenac.model.actions import Target
 from arenac.model.gates import ChangesOnly, SurvivesRestart
 from test_language import compile_text

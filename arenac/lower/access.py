@@ -8,7 +8,7 @@ impersonate, cluster scope) are errors unless the surface says `allow <grant>`.
 
 from __future__ import annotations
 
-from arenac.diagnostics import Collector, did_you_mean
+from arenac.core.diagnostics import Collector, did_you_mean
 from arenac.model.access import AccessSurface, KubeRule
 from arenac.model.substrate import Substrate
 from arenac.syntax import ast

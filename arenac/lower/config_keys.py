@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from arenac.units import Dimension
+from arenac.core.units import Dimension
 
 _PLAIN_NUMBER = re.compile(r"^\d+(\.\d+)?$")
 _SIZE = re.compile(r"^\d+(\.\d+)?\s*(k|kb|m|mb|g|gb|Ki|Mi|Gi)$", re.IGNORECASE)

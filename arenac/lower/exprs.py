@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from arenac.diagnostics import Collector, did_you_mean
+from arenac.core.diagnostics import Collector, did_you_mean
+from arenac.core.units import Dimension, format_quantity, parse_quantity
 from arenac.model.gates import BinOp, Const, Metric, Predicate
 from arenac.model.substrate import Substrate
 from arenac.syntax import ast
 from arenac.syntax.unparse import comparison_text, value_text
-from arenac.units import Dimension, format_quantity, parse_quantity
 
 METRIC_DIMENSIONS: dict[str, Dimension] = {
     "error_rate": Dimension.fraction,

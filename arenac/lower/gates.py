@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 
-from arenac.diagnostics import did_you_mean
+from arenac.core.diagnostics import did_you_mean
+from arenac.core.units import Dimension, format_quantity
 from arenac.lower.config_keys import KeyType, key_type
 from arenac.lower.exprs import ExprContext, dimension_words, lower_predicate
 from arenac.lower.source_map import SourceMap
@@ -30,7 +31,6 @@ from arenac.model.gates import (
 )
 from arenac.syntax import ast
 from arenac.syntax.unparse import value_text
-from arenac.units import Dimension, format_quantity
 
 GATE_NAMES = ("outcome", "safety")
 TARGET_KINDS = ("config", "event", "release", "db_setting", "grant", "table", "redis", "session", "sequence",

@@ -27,14 +27,14 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from arenac.diagnostics import Collector, DiagnosticError
+from arenac.core.diagnostics import Collector, DiagnosticError
+from arenac.core.serialize import load_yaml
+from arenac.core.source import SourceFile
 from arenac.lower.access import lower_access
 from arenac.lower.load import lower_load
 from arenac.model.access import AccessSurface
 from arenac.model.library import FaultTemplate, Library, LoadProfile, SubstrateEntry
 from arenac.model.substrate import Substrate
-from arenac.serialize import load_yaml
-from arenac.source import SourceFile
 from arenac.syntax import ast
 from arenac.syntax.parser import parse
 

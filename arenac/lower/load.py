@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from arenac.diagnostics import Collector, did_you_mean
+from arenac.core.diagnostics import Collector, did_you_mean
+from arenac.core.units import Dimension
 from arenac.model.library import LoadProfile, Phase
 from arenac.model.substrate import Substrate
 from arenac.syntax import ast
-from arenac.units import Dimension
 
 
 def lower_load(defn: ast.LoadDef, substrate: Substrate, errors: Collector) -> LoadProfile | None:

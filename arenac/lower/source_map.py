@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from arenac.source import Span
+from arenac.core.source import Span
 
 
 @dataclass

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from arenac.diagnostics import Collector, did_you_mean
+from arenac.core.diagnostics import Collector, did_you_mean
+from arenac.core.units import Dimension, format_quantity
 from arenac.lower.access import lower_access
 from arenac.lower.exprs import ExprContext, lower_predicate
 from arenac.lower.gates import GateLowering
@@ -22,7 +23,6 @@ from arenac.model.substrate import Substrate
 from arenac.model.task import FaultSpec, Onset, OracleStep, TaskSpec
 from arenac.syntax import ast
 from arenac.syntax.unparse import value_text
-from arenac.units import Dimension, format_quantity
 
 SETTINGS = ("title", "instruction", "substrate", "load", "window", "soak")
 DEFAULT_WINDOW_S = 600.0

@@ -17,7 +17,7 @@ from arenac.model.access import AccessSurface
 from arenac.model.actions import HARNESS_ONLY, Action, Target
 from arenac.model.base import Model
 from arenac.model.substrate import Substrate
-from arenac.source import SourceFile
+from arenac.core.source import SourceFile
 
 Layer = Literal["config", "runtime", "image"]
 LAYERS: tuple[str, ...] = ("config", "runtime", "image")

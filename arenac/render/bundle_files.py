@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from arenac.core.serialize import dump_json, dump_yaml, model_data
 from arenac.model.substrate import Substrate
 from arenac.model.task import Variant
 from arenac.render.chart import chart_files
@@ -15,7 +16,6 @@ from arenac.render.oracle import expectations, solve_script
 from arenac.render.plan import build_plan
 from arenac.render.rbac import rbac_objects
 from arenac.render.text import render_text
-from arenac.serialize import dump_json, dump_yaml, model_data
 
 EXECUTABLES = frozenset({"oracle/solve.sh", "verifier/verify.py"})
 

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import yaml
 
+from arenac.core.serialize import dump_yaml
 from arenac.model.actions import ValuesAction
 from arenac.model.substrate import Substrate
 from arenac.model.task import Variant
-from arenac.serialize import dump_yaml
 
 HARNESS_IMAGE = "ghcr.io/arenac/harness:0.1.0"
 

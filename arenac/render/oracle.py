@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 import shlex
 
+from arenac.core.units import format_seconds
 from arenac.model.actions import AdminAction, KubectlAction, RedisAction, SqlAction
 from arenac.model.substrate import Service, Substrate
 from arenac.model.task import BoundAction, Variant
 from arenac.render.text import render_text
-from arenac.units import format_seconds
 
 
 def _q(*words: str) -> str:

@@ -19,7 +19,7 @@ from pathlib import Path
 from arenac.model.loadgen import LoadgenReady
 from arenac.model.verdict import Verdict, Window
 from arenac.runner.access import AgentAccess
-from arenac.serialize import dump_json, write_atomic
+from arenac.core.serialize import dump_json, write_atomic
 from arenac.verify.evidence import Evidence, EvidenceError
 from arenac.verify.grade import grade as grade_evidence
 from arenac.verify.grade import parse_gates, write_results

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import psutil
 
-from arenac.serialize import write_atomic
+from arenac.core.serialize import write_atomic
 from arenac.substrate.spine.procs import PidLedger
 
 

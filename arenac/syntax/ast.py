@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
-from arenac.source import Span
-from arenac.units import Quantity
+from arenac.core.source import Span
+from arenac.core.units import Quantity
 
 
 @dataclass(frozen=True)

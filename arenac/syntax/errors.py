@@ -15,8 +15,8 @@ from collections.abc import Iterable
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 from lark.tree import Meta
 
-from arenac.diagnostics import Diagnostic, DiagnosticError
-from arenac.source import SourceFile, Span
+from arenac.core.diagnostics import Diagnostic, DiagnosticError
+from arenac.core.source import SourceFile, Span
 from arenac.syntax.grammar import parse_file_tree
 
 # the one-line gate's rule, reported alike by the parser (E0118 at a syntax error) and the transformer

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from lark.exceptions import UnexpectedInput, VisitError
 
-from arenac.diagnostics import Collector, DiagnosticError
-from arenac.source import SourceFile, Span
+from arenac.core.diagnostics import Collector, DiagnosticError
+from arenac.core.source import SourceFile, Span
 from arenac.syntax import ast
 from arenac.syntax.errors import describe_unexpected, single_error, span_of
 from arenac.syntax.grammar import lark_parser, parse_file_tree

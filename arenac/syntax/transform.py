@@ -9,11 +9,11 @@ from typing import Any
 from lark import Token, Transformer, v_args
 from lark.tree import Meta
 
-from arenac.source import Span
+from arenac.core.source import Span
+from arenac.core.units import parse_quantity
 from arenac.syntax import ast
 from arenac.syntax.errors import SHORT_GATE_MESSAGE, single_error
 from arenac.syntax.unparse import call_text
-from arenac.units import parse_quantity
 
 
 def _token_span(file: str, token: Token) -> Span:

@@ -25,7 +25,7 @@ from pydantic import ValidationError
 
 from arenac.model.evidence import GatesFile
 from arenac.model.verdict import Gate, Verdict, Window
-from arenac.serialize import dump_json, model_data, write_atomic
+from arenac.core.serialize import dump_json, model_data, write_atomic
 from arenac.verify.evidence import Evidence, EvidenceError, read_model
 from arenac.verify.metrics import Measurer
 from arenac.verify.outcome import evaluate_predicates

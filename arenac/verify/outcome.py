@@ -16,7 +16,7 @@ import math
 
 from arenac.model.gates import BinOp, Const, Expr, Metric, Predicate
 from arenac.model.verdict import Check, Window
-from arenac.units import format_seconds
+from arenac.core.units import format_seconds
 from arenac.verify.metrics import Measured, Measurer, fmt, metric_text
 
 

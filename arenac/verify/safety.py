@@ -56,7 +56,7 @@ from arenac.model.gates import (
     SurvivesRetrigger,
 )
 from arenac.model.verdict import Check, Window
-from arenac.units import parse_quantity
+from arenac.core.units import parse_quantity
 from arenac.verify.acked import AckedWrites, protect_queue, table_writes_intact
 from arenac.verify.evidence import Evidence, EvidenceError
 from arenac.verify.metrics import Measurer, fmt

@@ -25,7 +25,7 @@ from arenac.model.evidence import (
     TimelineHeadroom,
 )
 from arenac.runner.records import write_model
-from arenac.serialize import dump_json
+from arenac.core.serialize import dump_json
 
 
 def _written(tmp_path, model) -> str:

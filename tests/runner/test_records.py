@@ -18,7 +18,7 @@ from arenac.rundir import INCOMPLETE, incomplete_reason, is_run_dir
 from arenac.runner.bundle import open_bundle
 from arenac.runner.episode import EpisodeOptions
 from arenac.runner.records import begin_run, finish_run, read_run_record, write_json
-from arenac.serialize import dump_json, write_atomic
+from arenac.core.serialize import dump_json, write_atomic
 
 
 def leftovers(directory: Path) -> list[str]:
@@ -78,7 +78,7 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path):
     target.write_text('{"reward": 1}\n')
     # a real failure halfway: the file size limit stops the write after 4 kB (EFBIG)
     program = ("import resource, signal, sys\n"
-               "from arenac.serialize import write_atomic\n"
+               "from arenac.core.serialize import write_atomic\n"
                "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
                "resource.setrlimit(resource.RLIMIT_FSIZE, (4096, resource.RLIM_INFINITY))\n"
                "try:\n"

@@ -16,7 +16,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from arenac.source import SourceFile, Span
+from arenac.core.source import SourceFile, Span
 
 
 @dataclass(frozen=True)
