@@ -1,10 +1,11 @@
 """The broker: serves the agent's tools from the runner's process, one episode at a time.
 
 Contract:
-- `Broker(toolbox, tools=..., on_action=..., clock=...)`; `start()` listens on a Unix socket in a
-  fresh private directory (the socket itself is world-connectable so that an unprivileged agent
-  user can reach it; the per-episode secret `token` is what authenticates) and serves each
-  connection in a thread; `stop()` closes it and removes the directory. Idempotent.
+- `Broker(toolbox, tools=..., on_action=..., clock=...)`; `start(parent=None)` listens on a Unix
+  socket in a fresh private directory, created in `parent` when given (the socket itself is
+  world-connectable so that an unprivileged agent user can reach it; the per-episode secret `token`
+  is what authenticates) and serves each connection in a thread; `stop()` closes it and removes the
+  directory. Idempotent.
 - A request is one JSON line `{"token", "tool", "argv", "stdin" (base64 | null), "edit"}`; the
   answer one JSON line `{"code", "stdout", "stderr", "edit"}`. A wrong token or a tool the
   episode does not grant is refused.
@@ -104,10 +105,14 @@ class Broker:
             raise RuntimeError("the broker is not running")
         return f"unix:{self._dir / 'broker.sock'}"
 
-    def start(self) -> str:
+    def start(self, parent: Path | None = None) -> str:
+        """Listen; returns the address. `parent`: the directory to create the socket's directory in
+        (the runner gives its episode's scratch directory, so whatever reaps that directory after a
+        runner that died, SIGKILL included, reaps the socket too); the system's temporary directory
+        by default."""
         if self._server is not None:
             return self.address
-        self._dir = Path(tempfile.mkdtemp(prefix="arenac-broker-"))
+        self._dir = Path(tempfile.mkdtemp(prefix="arenac-broker-", dir=parent))
         self._dir.chmod(0o711)  # others may reach the socket by name, not list the directory
         path = self._dir / "broker.sock"
         self._server = _Server(str(path), _Handler)

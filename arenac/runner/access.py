@@ -34,7 +34,7 @@ class AgentAccess:
         tools = tuple(sorted(set(plan.tools) | {"wait-until-healthy"}))
         broker = Broker(toolbox, tools=tools, on_action=ActionLog(log.path.parent / "actions.jsonl"),
                         clock=log.clock.now)
-        broker.start()
+        broker.start(parent=scratch)  # reaped with the scratch directory, however the runner ends
         (scratch / "agent").mkdir(mode=0o711, exist_ok=True)
         tools_dir = scratch / "agent" / "tools"
         broker.install_tools(tools_dir, scaled_sleep=True,
