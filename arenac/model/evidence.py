@@ -22,9 +22,9 @@ Contract:
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
-from pydantic import ValidationError, model_validator
+from pydantic import Field, JsonValue, ValidationError, model_validator
 
 from arenac.model.gates import Gates
 from arenac.model.plan import Challenges
@@ -141,9 +141,9 @@ class Ledger(EvidenceModel):
 
     omitted_when_empty: ClassVar[frozenset[str]] = frozenset({"start_lag"})
 
-    # the LoadProfile as the generator ran it (model/library.py), kept as written: the verifier
-    # does not read it, and a run keeps grading when the profile's format grows
-    profile: dict[str, Any] = {}
+    # the LoadProfile as the generator ran it (model/library.py), kept as written, as JSON: the
+    # verifier does not read it, and a run keeps grading when the profile's format grows
+    profile: dict[str, JsonValue] = Field(default_factory=dict)
     time_scale: float
     client_timeout_s: float
     phases: tuple[LedgerPhase, ...]
@@ -170,7 +170,7 @@ class BaselineFigures(EvidenceModel):
     p95_ms: float | None = None
     p99_ms: float | None = None
     requests: int | None = None
-    spread: dict[str, BaselineSpread] = {}  # figure -> its spread over the runs
+    spread: dict[str, BaselineSpread] = Field(default_factory=dict)  # figure -> its spread over the runs
 
 
 class CalibrationMachine(EvidenceModel):
@@ -184,7 +184,7 @@ class Baseline(EvidenceModel):
 
     substrate: str
     generated_by: str
-    profile: dict[str, Any]  # the profile as calibrated (calibrate.describe); not read by a gate
+    profile: dict[str, JsonValue]  # the profile as calibrated (calibrate.describe), as JSON; not read by a gate
     runs: int
     client_timeout_s: float
     latency_over: str  # what the latencies cover, in words
@@ -263,18 +263,22 @@ class Snapshot(EvidenceModel):
 
     omitted_when_empty: ClassVar[frozenset[str]] = frozenset({"t", "configmaps", "grants"})
 
+    # The substrate's own values (a config key, a datastore setting, a role's attribute, a Redis key)
+    # are JSON as the runner read them: text, but a role's flags and limit, and whatever an older
+    # runner wrote. The verifier compares them for equality and shows them as written.
     t: float | None = None
-    config: dict[str, dict[str, Any]]
-    configmaps: dict[str, dict[str, str]] = {}  # workload -> what its ConfigMap holds (format 2)
+    config: dict[str, dict[str, JsonValue]]
+    # workload -> what its ConfigMap holds (format 2)
+    configmaps: dict[str, dict[str, str]] = Field(default_factory=dict)
     events: dict[str, tuple[str, ...]]
     release: dict[str, str]
-    db_settings: dict[str, Any]
+    db_settings: dict[str, JsonValue]
     app_role: str = "spine_app"
-    roles: dict[str, dict[str, Any]] = {}  # role -> attribute -> value
-    memberships: dict[str, str] = {}  # "MEMBER.ROLE" -> options
-    privileges: dict[str, dict[str, tuple[str, ...]]] = {}  # grantee -> object -> privileges
-    grants: dict[str, tuple[str, ...]] = {}  # format 1 only
-    redis: dict[str, Any]
+    roles: dict[str, dict[str, JsonValue]] = Field(default_factory=dict)  # role -> attribute -> value
+    memberships: dict[str, str] = Field(default_factory=dict)  # "MEMBER.ROLE" -> options
+    privileges: dict[str, dict[str, tuple[str, ...]]] = Field(default_factory=dict)  # grantee -> object -> privileges
+    grants: dict[str, tuple[str, ...]] = Field(default_factory=dict)  # format 1 only
+    redis: dict[str, JsonValue]
     tables: dict[str, TableState]
     sequences: dict[str, SequenceState]
 

@@ -6,7 +6,7 @@ canonical spelling of the predicate for humans reading verdicts.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 from pydantic import Field
 
@@ -35,11 +35,11 @@ class Const(Model):
 class BinOp(Model):
     kind: Literal["binop"] = "binop"
     op: Literal["+", "-", "*"]
-    left: "Expr"
-    right: "Expr"
+    left: Expr
+    right: Expr
 
 
-Expr = Annotated[Union[Metric, Const, BinOp], Field(discriminator="kind")]
+Expr = Annotated[Metric | Const | BinOp, Field(discriminator="kind")]
 BinOp.model_rebuild()
 
 
@@ -95,7 +95,7 @@ class Invariant(Model):
 
 
 SafetyCheck = Annotated[
-    Union[SurvivesRestart, SurvivesRetrigger, ChangesOnly, Guard, Protect, ProtectQueue, Invariant],
+    SurvivesRestart | SurvivesRetrigger | ChangesOnly | Guard | Protect | ProtectQueue | Invariant,
     Field(discriminator="kind"),
 ]
 

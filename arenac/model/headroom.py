@@ -8,6 +8,8 @@ lacks is None here and named in `missing` with the reason. Shares are fractions 
 
 from __future__ import annotations
 
+from pydantic import Field
+
 from arenac.model.evidence import EvidenceModel
 
 
@@ -56,5 +58,5 @@ class Headroom(EvidenceModel):
     loadgen: LoadgenFigures | None = None
     machine: MachineFigures
     cgroup: CgroupFigures | None = None
-    missing: dict[str, str] = {}  # source -> why it is not measured here
+    missing: dict[str, str] = Field(default_factory=dict)  # source -> why it is not measured here
     overloaded: str | None = None  # the reason, when the harness was starved (overloaded())

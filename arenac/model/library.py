@@ -13,11 +13,11 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
+from arenac.core.source import SourceFile
 from arenac.model.access import AccessSurface
 from arenac.model.actions import HARNESS_ONLY, Action, Target
 from arenac.model.base import Model
 from arenac.model.substrate import Substrate
-from arenac.core.source import SourceFile
 
 Layer = Literal["config", "runtime", "image"]
 LAYERS: tuple[str, ...] = ("config", "runtime", "image")

@@ -8,7 +8,7 @@ lives in the bundle's chart.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Final, Literal
 
 from arenac.model.access import AccessSurface
 from arenac.model.actions import Action
@@ -17,7 +17,7 @@ from arenac.model.gates import Gates, Predicate
 from arenac.model.library import LoadProfile
 from arenac.model.task import Onset
 
-PLAN_SCHEMA_VERSION = "arenac.plan/v1"
+PLAN_SCHEMA_VERSION: Final = "arenac.plan/v1"
 
 
 class Timeline(Model):

@@ -20,8 +20,9 @@ class Record(Model):
     omitted_when_empty: ClassVar[frozenset[str]] = frozenset()
 
     @model_serializer(mode="wrap")
-    def _leave_out_empty(self, handler: SerializerFunctionWrapHandler) -> Any:
-        data = handler(self)
+    def _leave_out_empty(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # a model's serialised fields: whatever each field's serializer gave (JSON data in mode="json")
+        data: dict[str, Any] = handler(self)
         for name in self.omitted_when_empty:
             if name in data and (data[name] is None or data[name] == {}):
                 del data[name]

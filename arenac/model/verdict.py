@@ -21,12 +21,14 @@ runner and a resumed qualification read them back. Unknown fields are refused (b
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Final, Literal
+
+from pydantic import Field, JsonValue
 
 from arenac.model.base import Model
 from arenac.model.evidence import TrialStatus
 
-VERDICT_SCHEMA_VERSION = "arenac.verdict/v1"
+VERDICT_SCHEMA_VERSION: Final = "arenac.verdict/v1"
 
 
 class Window(Model):
@@ -44,12 +46,14 @@ class Check(Model):
     kind: str  # "predicate", or a safety check kind, or "restart"/"retrigger" records
     text: str
     passed: bool
-    observed: Any = None
-    threshold: Any = None
+    # what the check saw and what it held it to, as JSON (a number, a list of changes, a record per
+    # snapshot...): each kind's own shape, written to verdict.json for the reader to see
+    observed: JsonValue = None
+    threshold: JsonValue = None
     window: Window | None = None
     detail: str
-    terms: dict[str, float | None] = {}  # predicates: every metric term's value
-    checks: tuple["Check", ...] = ()
+    terms: dict[str, float | None] = Field(default_factory=dict)  # predicates: every metric term's value
+    checks: tuple[Check, ...] = ()
 
 
 class Gate(Model):

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
 
 from pydantic import ValidationError
 
@@ -78,7 +77,7 @@ class AckedWrites:
                           "evidence/acked_soak_end.json")
 
     def part(self, name: str) -> MessagesAtSoakEnd | FanoutAtSoakEnd | PartUnreadable:
-        part = getattr(self.record, name)
+        part: MessagesAtSoakEnd | FanoutAtSoakEnd | PartUnreadable | None = getattr(self.record, name)
         if part is None:
             raise EvidenceError(f"evidence/acked_soak_end.json: no {name}")
         return part
@@ -100,8 +99,9 @@ def _ids(ids: list[int]) -> str:
     return shown + (f" and {len(ids) - SHOWN} more" if len(ids) > SHOWN else "")
 
 
-def table_writes_intact(acked: AckedWrites, table: str) -> tuple[bool, dict[str, Any], str]:
-    """The acknowledged-writes half of `protect table(T)`: (passed, observed, detail)."""
+def table_writes_intact(acked: AckedWrites, table: str) -> tuple[bool, dict[str, object], str]:
+    """The acknowledged-writes half of `protect table(T)`: (passed, observed, detail); `observed`
+    (counts and id lists) becomes part of a Check's, which validates it as JSON."""
     judged, late = acked.judged(table)
     if not judged:
         return True, {"judged": 0, "after_record": late}, f"no acknowledged write to {table} to judge"
@@ -128,7 +128,7 @@ def table_writes_intact(acked: AckedWrites, table: str) -> tuple[bool, dict[str,
 def protect_queue(check: ProtectQueue, evidence: Evidence) -> Check:
     text = "protect " + ", ".join(f"queue({q})" for q in check.queues)
     acked = AckedWrites(evidence)
-    observed: dict[str, Any] = {}
+    observed: dict[str, object] = {}
     details, passed = [], True
     for queue in check.queues:
         ok, record, detail = _queue_intact(acked, queue)
@@ -139,7 +139,7 @@ def protect_queue(check: ProtectQueue, evidence: Evidence) -> Check:
                  threshold="every acknowledged send queued or delivered at soak end", detail="; ".join(details))
 
 
-def _queue_intact(acked: AckedWrites, queue: str) -> tuple[bool, dict[str, Any], str]:
+def _queue_intact(acked: AckedWrites, queue: str) -> tuple[bool, dict[str, object], str]:
     if queue != "fanout":  # pragma: no cover (spine's one queue; the descriptor lists no other)
         raise EvidenceError(f"the verifier does not know how to follow queue {queue!r}")
     judged, late = acked.judged("messages", IN_FLIGHT_REAL_S)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 from functools import cached_property
 from pathlib import Path
-from typing import TypeVar
+from typing import Literal, TypeVar, overload
 
 from pydantic import BaseModel, ValidationError
 
@@ -101,6 +101,11 @@ class Evidence:
         if not (self.directory / "harness_changes.json").exists():
             return HarnessChanges(changes=())
         return self._read("harness_changes.json", HarnessChanges)
+
+    @overload
+    def snapshot(self, label: str, required: Literal[True] = True) -> Snapshot: ...
+    @overload
+    def snapshot(self, label: str, required: bool) -> Snapshot | None: ...
 
     def snapshot(self, label: str, required: bool = True) -> Snapshot | None:
         """The snapshot with this label; None when it is absent and not required."""

@@ -6,9 +6,9 @@ Contract:
   episode; else `gates_file`; default `evidence_dir/gates.json`), writes nothing, and raises
   `EvidenceError` (one line, naming the file) when they cannot be read.
 - A timeline whose status is `failed`, `void` or `infra_error` is not scored: reward 0, and
-  the verdict's `status` and `reason` say why (`failed` counts as the agent's failure). Otherwise both gates are evaluated in full
-  (no short-circuit, so the verdict explains every check) over the soak
-  [soak_start_s, soak_end_s).
+  the verdict's `status` and `reason` say why (`failed` counts as the agent's failure).
+  Otherwise both gates are evaluated in full (no short-circuit, so the verdict explains every
+  check) over the soak [soak_start_s, soak_end_s).
 - `main(gates_path, argv)` is what a bundle's verifier/verify.py calls with argv =
   [RUN_DIR]: it grades RUN_DIR/evidence against `gates_path`, writes RUN_DIR/verdict.json
   and RUN_DIR/reward.json, prints a summary, and returns 0 whatever the reward. When the
@@ -23,9 +23,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from arenac.core.serialize import dump_json, model_data, write_atomic
 from arenac.model.evidence import GatesFile
 from arenac.model.verdict import Gate, Verdict, Window
-from arenac.core.serialize import dump_json, model_data, write_atomic
 from arenac.verify.evidence import Evidence, EvidenceError, read_model
 from arenac.verify.metrics import Measurer
 from arenac.verify.outcome import evaluate_predicates

@@ -31,6 +31,8 @@ from arenac.model.gates import Metric
 from arenac.model.verdict import Window
 from arenac.verify.evidence import Evidence, EvidenceError
 
+# a merged histogram's filter and window: (route, phase, start_s, end_s)
+_HistogramKey = tuple[str | None, str | None, float, float]
 PERCENTILES = {"p50": 50.0, "p90": 90.0, "p95": 95.0, "p99": 99.0, "p999": 99.9}
 HIST_LOWEST_US, HIST_HIGHEST_US, HIST_DIGITS = 1, 60_000_000, 3
 _BASELINE_FIELDS = {"error_rate": ("error_rate", 1.0), "goodput": ("goodput_rps", 1.0),
@@ -61,7 +63,7 @@ class Measurer:
 
     def __init__(self, evidence: Evidence) -> None:
         self.evidence = evidence
-        self._hists: dict[tuple, HdrHistogram] = {}
+        self._hists: dict[_HistogramKey, HdrHistogram] = {}
 
     def measure(self, metric: Metric, window: Window) -> Measured:
         if metric.baseline:
@@ -109,7 +111,7 @@ class Measurer:
                    for p in self.evidence.ledger.phases if p.name == metric.phase)
 
     def _histogram(self, metric: Metric, window: Window, seconds: list[LedgerSecond]) -> HdrHistogram:
-        key = (metric.route, metric.phase, window.start_s, window.end_s)
+        key: _HistogramKey = (metric.route, metric.phase, window.start_s, window.end_s)
         if key not in self._hists:
             merged = HdrHistogram(HIST_LOWEST_US, HIST_HIGHEST_US, HIST_DIGITS)
             for second in seconds:
@@ -151,13 +153,13 @@ class Measurer:
     # ---- the healthy baseline --------------------------------------------------------
     def _baseline(self, metric: Metric) -> Measured:
         route, phase = metric.route or "all", metric.phase or "all"
-        field = _BASELINE_FIELDS.get(metric.name)
+        field, scale = _BASELINE_FIELDS.get(metric.name, (None, 1.0))
         figures = self.evidence.baseline.routes.get(route, {}).get(phase)
-        value = getattr(figures, field[0]) if figures is not None and field is not None else None
+        value: float | None = getattr(figures, field) if figures is not None and field is not None else None
         if value is None:
             return Measured(None, f"undefined: the baseline has no {metric.name} figure for route {route}, "
                                   f"phase {phase}")
-        return Measured(value * field[1], f"baseline route {route}, phase {phase}")
+        return Measured(value * scale, f"baseline route {route}, phase {phase}")
 
 
 def _scope(metric: Metric) -> str:

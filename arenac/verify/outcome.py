@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import math
 
+from arenac.core.units import format_seconds
 from arenac.model.gates import BinOp, Const, Expr, Metric, Predicate
 from arenac.model.verdict import Check, Window
-from arenac.core.units import format_seconds
 from arenac.verify.metrics import Measured, Measurer, fmt, metric_text
 
 

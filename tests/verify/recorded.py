@@ -11,7 +11,7 @@ Every ledger second carries a real HdrHistogram encoding.
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,7 @@ TRAFFIC = (100, 320)  # plan seconds with recorded traffic
 LABELS = ("baseline", "agent_start", "declaration", "after_restart", "soak_end")
 
 
-@lru_cache(maxsize=None)
+@cache
 def encode(latencies_us: tuple[int, ...]) -> str:
     histogram = HdrHistogram(1, 60_000_000, 3)
     for value in latencies_us:
@@ -175,7 +175,7 @@ class RecordedRun:
         latencies = latency_ms if isinstance(latency_ms, list) else [latency_ms or LATENCY_MS[route]]
         for t in range(int(start), int(end)):
             per_second = rate if rate is not None else RATES[route][self.phase_at(t)]
-            count = int(round(per_second * self.time_scale))
+            count = round(per_second * self.time_scale)
             self.requests[(t, route)] = [(int(latencies[i % len(latencies)] * 1000), i < errors)
                                          for i in range(count)]
 

@@ -8,8 +8,8 @@ import pytest
 from arenac.loadgen.acks import AckLog, read_acks, write_digest
 from arenac.model.gates import Protect, ProtectQueue
 from arenac.runner.acked import record_acked_state
-from arenac.verify.acked import IN_FLIGHT_REAL_S
 from arenac.verify import EvidenceError
+from arenac.verify.acked import IN_FLIGHT_REAL_S
 from verify.recorded import AFTER_ID, RecordedRun, target
 
 
