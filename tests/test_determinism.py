@@ -6,15 +6,10 @@ import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 from arenac.pipeline import compile_paths, write_bundles
 from helpers import ROOT, task_paths
-
-
-def tree(root: Path) -> dict[str, tuple[bytes, int]]:
-    return {p.relative_to(root).as_posix(): (p.read_bytes(), p.stat().st_mode & 0o777)
-            for p in sorted(root.rglob("*")) if p.is_file()}
+from helpers.trees import tree
 
 
 def test_compiling_twice_gives_identical_trees(tmp_path):

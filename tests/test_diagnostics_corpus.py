@@ -4,7 +4,7 @@ A case is `NN-name.arena` (one spec) or a directory `NN-name/` checked as a whol
 what cannot be one UTF-8 spec: a file that is not UTF-8, files without a task, a
 directory without specs), each with its `NN-name.expected`. Refresh after an intended
 change with `python tests/refresh.py` (every case and the golden bundles; `python
-tests/test_diagnostics_corpus.py` refreshes the cases only) and review the diff.
+tests/refresh.py diagnostics` refreshes the cases only) and review the diff.
 
 Codes that no spec can trigger (a missing path, a broken library, a substrate whose
 service cannot restart, the parser's safety net) are pinned by the tests at the end, and
@@ -15,20 +15,15 @@ from __future__ import annotations
 
 import re
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))  # for `python tests/test_diagnostics_corpus.py`
-from refresh import ROOT, check_output
+from helpers import ROOT
+from helpers.pinned import DIAGNOSTICS, check_output, check_output_of, corpus_cases
+from helpers.pinned import expected_path as _expected
 
-DIAGNOSTICS = Path(__file__).parent / "diagnostics"
-CORPUS = sorted([*DIAGNOSTICS.glob("*.arena"), *(p for p in DIAGNOSTICS.iterdir() if p.is_dir())])
-
-
-def _expected(case: Path) -> Path:
-    return case.parent / f"{case.stem if case.is_file() else case.name}.expected"
+CORPUS = corpus_cases()
 
 
 @pytest.mark.parametrize("spec", CORPUS, ids=[p.stem for p in CORPUS])
@@ -174,27 +169,3 @@ def test_a_service_the_substrate_cannot_restart(scratch_library):
     assert "error[E0504]: service 'message' cannot be restarted" in output
     assert "    survives restart(message)\n   |                      ^~~~~~~\n" in output
     assert output.endswith("1 error\nexit code: 1\n")
-
-
-def check_output_of(*paths: str, command: list[str] | None = None) -> str:
-    """What `arenac <command> PATHS...` prints and its exit code, like `check_output`."""
-    from click.testing import CliRunner
-
-    from arenac.cli import main
-
-    result = CliRunner().invoke(main, [*(command or ["check"]), *paths])
-    return f"{result.output}exit code: {result.exit_code}\n"
-
-
-def refresh() -> None:
-    """Rewrite every case's .expected from the current compiler."""
-    import os
-
-    os.chdir(ROOT)
-    for case in CORPUS:
-        _expected(case).write_text(check_output(case), encoding="utf-8")
-    print(f"refreshed {len(CORPUS)} diagnostics cases; review with `git diff tests/diagnostics`")
-
-
-if __name__ == "__main__":
-    refresh()

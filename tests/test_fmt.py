@@ -6,7 +6,6 @@ import dataclasses
 import functools
 import re
 from importlib import resources
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -16,8 +15,8 @@ from arenac.core.diagnostics import DiagnosticError
 from arenac.core.source import SourceFile
 from arenac.fmt import format_source
 from arenac.syntax.parser import parse
+from helpers import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 CORPUS = sorted(
     [
         *ROOT.glob("library/**/*.arena"),

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from arenac.core.diagnostics import DiagnosticError
 from arenac.core.source import SourceFile
 from arenac.pipeline import compile_sources
+from helpers import ROOT
 
-ROOT = Path(__file__).parent.parent
 # the tasks, and the golden spec for the one-line gates and the default oracle
 SEEDS = [p.read_text(encoding="utf-8") for p in sorted([*(ROOT / "tasks").glob("*.arena"),
                                                          *(ROOT / "tests" / "golden").glob("*/spec.arena")])]

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from refresh import GOLDEN, golden_bundle
-from test_determinism import tree
+from helpers.golden import golden_bundle, golden_cases
+from helpers.trees import tree
 
-CASES = sorted(p for p in GOLDEN.iterdir() if (p / "spec.arena").is_file())
+CASES = golden_cases()
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])

@@ -8,56 +8,8 @@ import pytest
 
 from arenac.core.diagnostics import DiagnosticError
 from arenac.core.source import SourceFile
-from arenac.pipeline import compile_sources
-
-BASE = """
-task t {
-  title = "T"
-  substrate = spine
-  instruction = \"\"\"
-    Something is wrong.
-  \"\"\"
-  fault pool = spine.pool_size(service: message, size: 2 | 4) {
-    layer = config | runtime
-    onset = ONSET
-  }
-  access = ACCESS
-  gate outcome {
-    error_rate(send) <= 1%
-    p99(send, phase: peak) <= 1.2 * baseline.p99(send, phase: peak) + 5ms
-    backlog(fanout) == 0 within 60s
-    goodput >= 40/s for 1m
-  }
-  gate safety {
-    survives restart(message)
-    changes only config(message.DB_POOL_SIZE, message.DB_POOL_OVERFLOW)
-    guard config(message.DB_POOL_SIZE) <= 32
-    protect table(messages)
-    invariant sequence(messages.seq) dense unique
-  }
-  oracle {
-    repair pool
-    wait until healthy within 60s
-    wait 5s
-    declare
-  }
-}
-"""
-
-
-def compile_text(text: str, name: str = "t.arena"):
-    return compile_sources({name: SourceFile(name, text)})
-
-
-def built_variants(task):
-    from arenac.lower.library import load_library
-    from arenac.variants import built
-
-    return built(task.lowered.spec, load_library())
-
-
-def spec(onset: str = "at start", access: str = "confined | scoped_kubectl") -> str:
-    return BASE.replace("ONSET", onset).replace("ACCESS", access)
+from helpers import ROOT
+from helpers.specs import BRACED, DECOY_DECL, MINIMAL, SPELLED_OUT, built_variants, compile_text, spanned, spec
 
 
 def test_alternatives_expand_into_the_matrix_and_prune_with_reasons():
@@ -160,9 +112,6 @@ def test_use_of_an_unknown_module_is_reported():
         compile_text("use nowhere\n" + spec())
     assert raised.value.diagnostics[0].code == "E0202"
 
-
-
-DECOY_DECL = "  decoy noise = spine.strict_read(service: channel, hold: 5ms) {\n    layer = runtime\n  }\n"
 
 
 def test_a_decoy_is_injected_but_never_repaired_or_awaited():
@@ -277,47 +226,8 @@ def test_the_caret_line_repeats_the_source_lines_tabs():
 
 # ---- one-line gates, the default oracle, standard_safety -------------------------------
 
-MINIMAL = """task minimal {
-  title = "Sends fail at peaks"
-  substrate = spine
-  instruction = "Sending messages fails for some users at busy times. Fix it, then declare."
-  fault pool = spine.pool_size(service: message, size: 2)
-  access = scoped_kubectl
-  gate outcome = standard_outcome(route: send)
-  gate safety = standard_safety(service: message)
-}
-"""
-
-BRACED = """task minimal {
-  title = "Sends fail at peaks"
-  substrate = spine
-  instruction = "Sending messages fails for some users at busy times. Fix it, then declare."
-  fault pool = spine.pool_size(service: message, size: 2)
-  access = scoped_kubectl
-  gate outcome {
-    use standard_outcome(route: send)
-  }
-  gate safety {
-    use standard_safety(service: message)
-  }
-  oracle {
-    repair pool
-    declare
-  }
-}
-"""
-
-SPELLED_OUT = BRACED.replace("    use standard_safety(service: message)\n", """    survives restart(message)
-    changes only config(message)
-    use messages_intact()
-    use notifications_intact()
-""")
-
-
 def test_the_golden_minimal_spec_is_the_short_one():
-    from pathlib import Path
-
-    assert (Path(__file__).parent / "golden" / "minimal" / "spec.arena").read_text(encoding="utf-8") == MINIMAL
+    assert (ROOT / "tests" / "golden" / "minimal" / "spec.arena").read_text(encoding="utf-8") == MINIMAL
 
 
 def test_a_one_line_gate_parses_as_the_block_with_one_use():
@@ -339,7 +249,7 @@ def test_one_line_gates_and_the_default_oracle_lower_identically(other, tmp_path
     """Same IR, so the same variant ids, pruned cells and bundles (but for the manifest's record
     of the spec's own bytes)."""
     from arenac.pipeline import write_bundles
-    from test_determinism import tree
+    from helpers.trees import tree
 
     short, long = compile_text(MINIMAL, "spec.arena"), compile_text(other, "spec.arena")
     assert short.tasks[0].lowered.spec == long.tasks[0].lowered.spec
@@ -401,12 +311,6 @@ def test_the_default_oracle_is_judged_like_a_written_one():
     found = {(d.code, d.span.line, d.span.column) for d in raised.value.diagnostics}
     assert found == {("E0507", 5, 9), ("E0509", 5, 9), ("E0508", 11, 5)}
     assert all("the default oracle" in d.message for d in raised.value.diagnostics)
-
-
-def spanned(text: str, span) -> str:
-    """The text a diagnostic's caret underlines: a statement's span runs to the end of its line."""
-    line = text.split("\n")[span.line - 1]
-    return line[span.column - 1:span.end_column - 1 if span.end_line == span.line else None]
 
 
 @pytest.mark.parametrize("statement", [

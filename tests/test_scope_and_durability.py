@@ -8,7 +8,7 @@ import pytest
 from arenac.core.diagnostics import DiagnosticError
 from arenac.model.actions import Target
 from arenac.model.gates import ChangesOnly, SurvivesRestart
-from test_language import compile_text
+from helpers.specs import compile_text
 
 GRANT = """
 task g {
