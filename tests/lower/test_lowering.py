@@ -1,27 +1,13 @@
-"""The language end to end on small specs: every construct parses, lowers and expands."""
+"""Lowering (arenac.lower) on small specs: every construct becomes typed IR, quantities in their
+units, macros expanded, the default oracle and one-line gates filled in; its mistakes are diagnostics."""
 
 from __future__ import annotations
-
-import re
 
 import pytest
 
 from arenac.core.diagnostics import DiagnosticError
-from arenac.core.source import SourceFile
 from helpers import ROOT
 from helpers.specs import BRACED, DECOY_DECL, MINIMAL, SPELLED_OUT, built_variants, compile_text, spanned, spec
-
-
-def test_alternatives_expand_into_the_matrix_and_prune_with_reasons():
-    task = compile_text(spec()).tasks[0]
-    built = {tuple(sorted(v.coordinates.items())) for v in task.variants}
-    # size (2) x layer (2) x access (2) = 8 cells; config needs kubectl, runtime needs the admin API
-    assert len(built) + len(task.pruned) == 8
-    assert len(built) == 4
-    for variant in task.variants:
-        layer, access = variant.coordinates["pool.layer"], variant.coordinates["access"]
-        assert (layer, access) in {("config", "scoped_kubectl"), ("runtime", "confined")}
-    assert all("does not grant" in cell.reason for cell in task.pruned)
 
 
 @pytest.mark.parametrize("onset, kind", [
@@ -40,41 +26,6 @@ def test_quantities_are_normalised():
     assert p99.right.right.value == pytest.approx(0.005)
     assert backlog.window == "within" and backlog.window_s == 60
     assert goodput.window == "for" and goodput.window_s == 60 and goodput.right.value == 40
-
-
-def ids_by_cell(text: str, name: str = "t.arena") -> dict[tuple, str]:
-    return {tuple(sorted(v.coordinates.items())): v.id for v in compile_text(text, name).tasks[0].variants}
-
-
-def test_variant_ids_are_content_hashes_stable_under_unrelated_edits():
-    before = ids_by_cell(spec())
-    assert all(re.fullmatch(r"t-[0-9a-f]{8}", vid) for vid in before.values())
-    # comments, layout, the file's name and the order of alternatives change no variant
-    unrelated = ("# a comment\n" + spec()).replace("    layer = config | runtime", "    layer = runtime | config")
-    assert ids_by_cell(unrelated, "elsewhere/renamed.arena") == before
-    # a new alternative adds cells and leaves the existing ones alone
-    widened = ids_by_cell(spec().replace("size: 2 | 4", "size: 2 | 4 | 8"))
-    assert {cell: widened[cell] for cell in before} == before and len(widened) == 6
-
-
-@pytest.mark.parametrize("edit", [
-    ("size: 2 | 4", "size: 2 | 5"),  # a fault argument
-    ('title = "T"', 'title = "A different title"'),  # what the agent is told
-    ("error_rate(send) <= 1%", "error_rate(send) <= 2%"),  # a gate
-    ("wait 5s", "wait 9s"),  # the oracle
-])
-def test_a_change_to_what_a_variant_is_gives_it_a_new_id(edit):
-    before = ids_by_cell(spec())
-    after = ids_by_cell(spec().replace(*edit))
-    assert edit[0] in spec()
-    changed = {cell for cell in before if cell in after and after[cell] != before[cell]}
-    if edit[0].startswith("size"):  # only the cells with size 4 changed (to 5)
-        assert not changed and set(after) != set(before)
-        kept = {cell for cell in before if ("pool.size", "2") in cell}
-        assert kept and all(after[cell] == before[cell] for cell in kept)
-        assert not set(after.values()) & {before[cell] for cell in before if cell not in kept}
-    else:
-        assert changed == set(before)
 
 
 def test_inline_access_surface_and_recur():
@@ -113,20 +64,6 @@ def test_use_of_an_unknown_module_is_reported():
     assert raised.value.diagnostics[0].code == "E0202"
 
 
-
-def test_a_decoy_is_injected_but_never_repaired_or_awaited():
-    from arenac.lower.library import load_library
-    from arenac.render.plan import build_plan
-
-    text = spec(access="confined").replace("  gate outcome {", DECOY_DECL + "  gate outcome {")
-    variant = next(built_variants(compile_text(text).tasks[0]))
-    noise = next(f for f in variant.faults if f.name == "noise")
-    assert noise.decoy and noise.repair == () and noise.inject
-    assert variant.coordinates["noise.layer"] == "runtime"
-    plan = build_plan(variant, load_library().substrates["spine"].descriptor)
-    assert [(f.name, f.decoy) for f in plan.faults] == [("pool", False), ("noise", True)]
-
-
 def test_a_task_of_decoys_only_declares_no_fault():
     text = spec().replace("  fault pool = spine.pool_size", "  decoy pool = spine.pool_size").replace(
         "    repair pool\n", "")
@@ -136,7 +73,8 @@ def test_a_task_of_decoys_only_declares_no_fault():
         "task 't' declares no fault (only decoys)"]
 
 
-# ---- guards, ranges and rendering ------------------------------------------------------
+# ---- guards and ranges -------------------------------------------------------------------
+
 
 GUARD = "    guard config(message.DB_POOL_SIZE) <= 32\n"
 
@@ -200,48 +138,11 @@ def test_a_zero_window_is_reported_at_the_window_not_at_an_onset():
     assert diagnostic.message == "the agent window must be longer than 0s, not 0s"
 
 
-@pytest.mark.parametrize("value, dimension, text", [
-    (1024, "size", "1Ki"), (1024**3, "size", "1Gi"), (1536, "size", "1.5Ki"), (0.001, "duration", "1ms"),
-    (600, "duration", "10m"), (5400, "duration", "90m"), (1.5, "duration", "1500ms"), (0, "duration", "0s"),
-    (0.05, "fraction", "5%"), (40, "rate", "40/s"), (1e9, "number", "1000000000"), (0.5, "number", "0.5"),
-])
-def test_quantities_are_formatted_as_an_author_writes_them(value, dimension, text):
-    from arenac.core.units import Dimension, format_quantity
-
-    assert format_quantity(value, Dimension(dimension)) == text
-
-
-def test_the_caret_line_repeats_the_source_lines_tabs():
-    from arenac.core.diagnostics import Diagnostic, render_text
-    from arenac.core.source import Span
-
-    source = SourceFile("t.arena", "task t {\n\t\terror_rate(sned) <= 1%\n}\n")
-    text = render_text(Diagnostic("E0203", "unknown route 'sned'", Span.point("t.arena", 2, 14, 4)),
-                       {"t.arena": source})
-    quoted, caret = text.splitlines()[2:4]
-    assert quoted == "2 | \t\terror_rate(sned) <= 1%"
-    assert caret == "  | \t\t           ^~~~"
-    assert quoted.expandtabs(8).index("sned") == caret.expandtabs(8).index("^")
-
-
 # ---- one-line gates, the default oracle, standard_safety -------------------------------
+
 
 def test_the_golden_minimal_spec_is_the_short_one():
     assert (ROOT / "tests" / "golden" / "minimal" / "spec.arena").read_text(encoding="utf-8") == MINIMAL
-
-
-def test_a_one_line_gate_parses_as_the_block_with_one_use():
-    from arenac.syntax import ast
-    from arenac.syntax.parser import parse
-
-    (task,) = parse(SourceFile("t.arena", MINIMAL)).tasks
-    outcome, safety = (s for s in task.statements if isinstance(s, ast.GateDecl))
-    assert outcome.short and safety.short
-    (use,) = outcome.statements
-    assert isinstance(use, ast.MacroUse) and use.call.func.text == "standard_outcome"
-    assert (use.span.line, use.span.column, use.span.end_column) == (7, 18, 47)  # the call itself
-    (braced,) = parse(SourceFile("t.arena", BRACED)).tasks
-    assert not any(s.short for s in braced.statements if isinstance(s, ast.GateDecl))
 
 
 @pytest.mark.parametrize("other", [BRACED, SPELLED_OUT])
@@ -295,54 +196,6 @@ def test_a_missing_oracle_repairs_every_fault_but_the_decoys_in_order_then_decla
     assert steps == [("repair", "pool"), ("repair", "memory"), ("declare", None)]  # never 'noise', the decoy
     variant = next(built_variants(task))
     assert next(f for f in variant.faults if f.name == "noise").repair == ()
-
-
-def test_the_default_oracle_is_judged_like_a_written_one():
-    """E0507 (protect), E0509 (changes only) and E0508 (guards in the end state) apply to the
-    default oracle, reported at the fault it repairs."""
-    text = MINIMAL.replace("  gate safety = standard_safety(service: message)\n", """  gate safety {
-    changes only config(fanout)
-    protect config(message.DB_POOL_SIZE)
-    guard config(message.DB_POOL_SIZE) <= 4
-  }
-""")
-    with pytest.raises(DiagnosticError) as raised:
-        compile_text(text)
-    found = {(d.code, d.span.line, d.span.column) for d in raised.value.diagnostics}
-    assert found == {("E0507", 5, 9), ("E0509", 5, 9), ("E0508", 11, 5)}
-    assert all("the default oracle" in d.message for d in raised.value.diagnostics)
-
-
-@pytest.mark.parametrize("statement", [
-    "error_rate(send) <= 1%",
-    "goodput >= 0.95 * baseline.goodput within 60s",
-    "use standard_outcome(route: send)",
-    "survives restart(message)",
-    "changes only config(message)",
-    "guard config(message.DB_POOL_SIZE) <= 32",
-    "protect table(messages)",
-    "invariant sequence(messages.seq) dense unique",
-    "goodput",
-    "5",
-    "standard_outcome(route: send) extra",
-    "",
-])
-def test_a_one_line_gate_that_is_not_a_macro_call_is_a_syntax_diagnostic(statement):
-    text = MINIMAL.replace("standard_outcome(route: send)", statement)
-    with pytest.raises(DiagnosticError) as raised:
-        compile_text(text)
-    (diagnostic,) = raised.value.diagnostics
-    assert diagnostic.code == "E0118" and diagnostic.span.line == 7
-    assert "gate NAME = MACRO(args)" in diagnostic.message
-    if statement in ("error_rate(send) <= 1%", "survives restart(message)"):
-        assert spanned(text, diagnostic.span) == statement  # the whole statement, as in a block
-
-
-def test_a_mistake_inside_the_call_keeps_the_call_messages():
-    text = MINIMAL.replace("standard_outcome(route: send)", "standard_outcome(route: send x: 1)")
-    with pytest.raises(DiagnosticError) as raised:
-        compile_text(text)
-    assert [d.code for d in raised.value.diagnostics] == ["E0116"]
 
 
 @pytest.mark.parametrize("call", [
