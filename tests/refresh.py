@@ -2,7 +2,7 @@
 
     python tests/refresh.py                  # both
     python tests/refresh.py diagnostics      # tests/diagnostics/*.expected only
-    python tests/refresh.py golden           # tests/golden/*/expected/ only
+    python tests/refresh.py golden           # tests/golden/*/: expected/, ir.json, matrix.json only
 
 Run it after an intended change to messages or bundle output, then review the diff (`git diff
 tests/`) before committing. It runs from the repository root whatever the working directory.
@@ -11,11 +11,10 @@ tests/`) before committing. It runs from the repository root whatever the workin
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 
 from helpers import ROOT
-from helpers.golden import golden_bundle, golden_cases
+from helpers.golden import golden_cases, refresh_case
 from helpers.pinned import check_output, corpus_cases, expected_path
 
 PARTS = ("diagnostics", "golden")
@@ -28,10 +27,10 @@ def refresh_diagnostics() -> None:
 
 
 def refresh_golden() -> None:
+    # each case's expected/ bundles (but the chart files copied verbatim from the substrate, which
+    # the manifest pins), ir.json and matrix.json (helpers/golden.py)
     for case in golden_cases():
-        expected = case / "expected"
-        shutil.rmtree(expected, ignore_errors=True)
-        golden_bundle(case, expected)
+        refresh_case(case)
 
 
 def main(argv: list[str]) -> int:
