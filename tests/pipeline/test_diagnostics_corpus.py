@@ -125,8 +125,8 @@ def test_library_modules_are_not_specs_without_a_task():
 
 
 def test_a_construct_the_transformer_cannot_read_is_reported_not_raised(monkeypatch):
-    """E0100 is the parser's safety net: no known input reaches it (tests/test_fuzz.py hunts
-    for one), so a transformer failure is simulated."""
+    """E0100 is the parser's safety net: no known input reaches it (tests/pipeline/test_fuzz.py
+    hunts for one), so a transformer failure is simulated."""
     from arenac.syntax.transform import ToAst
 
     def broken(self, children):
