@@ -1,5 +1,8 @@
 """Helpers the tests share, imported as `from helpers import ...` (pytest puts tests/, the
-directory of the top conftest.py, on sys.path); conftest.py holds fixtures only."""
+directory of the top conftest.py, on sys.path); conftest.py files hold fixtures only, and no test
+imports another test module. Here: the repository root, the bundled task specs, the live guard's
+error. Beside it: `helpers.specs` (small specs and `compile_text`), `helpers.trees` (a directory as
+comparable data), `helpers.pinned` (the diagnostics corpus), `helpers.golden` (the golden cases)."""
 
 from __future__ import annotations
 
