@@ -9,7 +9,8 @@
     write    a compilation, output directory    -> list[WrittenBundle]        write_bundles
 
 `compile_paths` (read to expand) is `arenac check`; `write_bundles` (render and write) then
-makes `arenac compile`'s build/<task>/<variant>/. Each step collects every diagnostic it finds;
+makes `arenac compile`'s build/<task>/<variant>/; `stage_dumps` shows what lower and expand made
+(the goldens pin it beside each golden bundle). Each step collects every diagnostic it finds;
 the pipeline stops after the first step that found any and raises them together, in one
 DiagnosticError that carries every source (specs and library), so positions show their line.
 
@@ -21,6 +22,7 @@ only directories that carry an arenac manifest for that task are ever removed.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import shutil
@@ -31,6 +33,7 @@ from typing import TYPE_CHECKING
 
 from arenac.bundle import MANIFEST, manifest_for, write_bundle
 from arenac.core.diagnostics import Collector, Diagnostic, DiagnosticError
+from arenac.core.serialize import dump_json, model_data
 from arenac.core.source import SourceFile, Span
 from arenac.lower import library as library_files
 from arenac.lower.task import lower_task
@@ -299,6 +302,34 @@ def expand_tasks(lowered: list[LoweredTask], library: Library, shown: dict[str, 
 def _raise_if_any(errors: Collector, shown: dict[str, SourceFile]) -> None:
     if errors.items:
         raise DiagnosticError(errors.items, sources=shown)
+
+
+# ---- stage dumps -----------------------------------------------------------------------------------
+
+
+def stage_dumps(compilation: Compilation) -> dict[str, str]:
+    """What lowering and expansion made of each task, as canonical JSON by task name: `ir.json` (the
+    lowered spec and its source map; the substrate's descriptor is library data, named by the spec)
+    and `matrix.json` (the built cells with their ids, the pruned ones with their reasons). The spec's
+    own path is written as the manifest writes it, so the dumps do not depend on where it was compiled."""
+    ir, matrix = {}, {}
+    for task in compilation.tasks:
+        spec = task.lowered.spec
+        portable = {spec.source: spec_input_path(spec.source)}
+        ir[spec.name] = _renamed({"spec": model_data(spec), "source_map": dataclasses.asdict(task.lowered.spans)},
+                                 portable)
+        matrix[spec.name] = {"variants": [model_data(cell) for cell in task.variants],
+                             "pruned": [model_data(cell) for cell in task.pruned]}
+    return {"ir.json": dump_json(ir), "matrix.json": dump_json(matrix)}
+
+
+def _renamed(data: object, names: dict[str, str]) -> object:
+    """DATA with every string that is a key of NAMES replaced by its value."""
+    if isinstance(data, dict):
+        return {key: _renamed(value, names) for key, value in data.items()}
+    if isinstance(data, list | tuple):
+        return [_renamed(item, names) for item in data]
+    return names.get(data, data) if isinstance(data, str) else data
 
 
 # ---- render and write ----------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """Shared test fixtures: the repository root as working directory (specs are named
 relative to it, as a user would), a CLI runner, and the guard that keeps the `live` marker
-truthful. Helpers live in helpers.py, not here."""
+truthful. Shared helpers live in the helpers package (tests/helpers/), not here."""
 
 from __future__ import annotations
 

@@ -1,53 +1,52 @@
-"""Refresh the pinned expectations: diagnostics corpus and golden bundles.
+"""Refresh the pinned expectations: the diagnostics corpus and the golden bundles.
 
-    python tests/refresh.py
+    python tests/refresh.py                  # both
+    python tests/refresh.py diagnostics      # tests/diagnostics/*.expected only
+    python tests/refresh.py golden           # tests/golden/*/: expected/, ir.json, matrix.json only
 
-Run it from the repository root after an intended change to messages or bundle
-output, then review the diff (`git diff tests/`) before committing.
+Run it after an intended change to messages or bundle output, then review the diff (`git diff
+tests/`) before committing. It runs from the repository root whatever the working directory.
 """
 
 from __future__ import annotations
 
-import shutil
+import os
 import sys
-from pathlib import Path
 
-from click.testing import CliRunner
+from helpers import ROOT
+from helpers.golden import golden_cases, refresh_case
+from helpers.pinned import check_output, corpus_cases, expected_path
 
-ROOT = Path(__file__).resolve().parent.parent
-DIAGNOSTICS = ROOT / "tests" / "diagnostics"
-GOLDEN = ROOT / "tests" / "golden"
-
-
-def check_output(spec: Path) -> str:
-    """What `arenac check SPEC` prints (stderr and stdout) and its exit code."""
-    from arenac.cli import main
-
-    result = CliRunner().invoke(main, ["check", spec.relative_to(ROOT).as_posix()])
-    return f"{result.output}exit code: {result.exit_code}\n"
+PARTS = ("diagnostics", "golden")
 
 
-def golden_bundle(case: Path, out: Path) -> None:
-    from arenac.pipeline import compile_paths, write_bundles
+def refresh_diagnostics() -> None:
+    # a case is one spec, or a directory checked as a whole (helpers/pinned.py)
+    for case in corpus_cases():
+        expected_path(case).write_text(check_output(case), encoding="utf-8")
 
-    write_bundles(compile_paths([(case / "spec.arena").relative_to(ROOT).as_posix()]), out)
+
+def refresh_golden() -> None:
+    # each case's expected/ bundles (but the chart files copied verbatim from the substrate, which
+    # the manifest pins), ir.json and matrix.json (helpers/golden.py)
+    for case in golden_cases():
+        refresh_case(case)
 
 
-def main() -> int:
-    import os
-
-    os.chdir(ROOT)
-    # a case is one spec, or a directory checked as a whole (tests/test_diagnostics_corpus.py)
-    for case in sorted([*DIAGNOSTICS.glob("*.arena"), *(p for p in DIAGNOSTICS.iterdir() if p.is_dir())]):
-        expected = case.parent / f"{case.stem if case.is_file() else case.name}.expected"
-        expected.write_text(check_output(case), encoding="utf-8")
-    for case in sorted(p for p in GOLDEN.iterdir() if (p / "spec.arena").is_file()):
-        expected = case / "expected"
-        shutil.rmtree(expected, ignore_errors=True)
-        golden_bundle(case, expected)
-    print("refreshed diagnostics and golden bundles; review with `git diff tests/`")
+def main(argv: list[str]) -> int:
+    parts = argv or list(PARTS)
+    unknown = [part for part in parts if part not in PARTS]
+    if unknown:
+        print(f"refresh.py: unknown part {unknown[0]!r}; name {' or '.join(PARTS)}, or none for both", file=sys.stderr)
+        return 2
+    os.chdir(ROOT)  # specs are named relative to the root, as the tests name them
+    if "diagnostics" in parts:
+        refresh_diagnostics()
+    if "golden" in parts:
+        refresh_golden()
+    print(f"refreshed {' and '.join(parts)}; review with `git diff tests/`")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

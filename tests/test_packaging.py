@@ -9,7 +9,8 @@ import sys
 import zipfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from helpers import ROOT
+
 SHIPPED = {"library": "arenac/library", "grammar": "arenac/grammar", "arenac/templates": "arenac/templates"}
 
 

@@ -1,4 +1,5 @@
-"""Fixtures for the broker tests: a real spine stack per module, and episodes (a broker over it).
+"""Fixtures for the broker tests: a real spine stack per module, and episodes (a broker over it);
+what they share with the tests (Episode, the stack's start and stop, ...) is in brokered.py.
 
 `episode(surface_or_profile, rbac=None, tools=TOOLS)` starts a broker for one access surface (a
 library profile name or an AccessSurface) with the RBAC objects `arenac.render.rbac.rbac_objects`
@@ -9,60 +10,17 @@ the Unix socket, as an agent would; `Episode.call` calls the broker in-process.
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import tempfile
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from arenac.broker import TOOLS, Broker, ToolResult, open_broker
-from arenac.broker.cluster import LocalCluster
-from arenac.lower.library import load_library
+from arenac.broker import TOOLS, Broker, open_broker
 from arenac.model.access import AccessSurface
 from arenac.render.rbac import rbac_objects
-from arenac.substrate.spine.spec import SpineSpec
 from arenac.substrate.spine.stack import SpineStack
-from substrate.spine_client import assert_gone, ports_of
-
-USER = "system:serviceaccount:arenac:arenac-agent"
-
-
-def profile(name: str) -> AccessSurface:
-    return load_library().substrates["spine"].access[name]
-
-
-def forbidden(verb: str, resource: str, name: str = "", group: str = "", namespace: str = "arenac") -> str:
-    qualified = resource.split("/")[0] + (f".{group}" if group else "")
-    subject = f'{qualified} "{name}"' if name else qualified
-    where = f'in the namespace "{namespace}"' if namespace else "at the cluster scope"
-    return (f'Error from server (Forbidden): {subject} is forbidden: User "{USER}" cannot {verb} resource '
-            f'"{resource}" in API group "{group}" {where}')
-
-
-def start_stack(spec: SpineSpec | None = None) -> SpineStack:
-    """A stack in its own directory outside pytest's basetemp: a pytest session starting meanwhile
-    (another checkout's) resets /tmp/pytest-of-<user> to 0700, which the PostgreSQL server user,
-    running as another user, then cannot traverse."""
-    stack = SpineStack(Path(tempfile.mkdtemp(prefix="arenac-broker-test-")), spec or SpineSpec())
-    try:
-        stack.start()
-    except BaseException:
-        shutil.rmtree(stack.data_dir, ignore_errors=True)
-        raise
-    return stack
-
-
-def stop_stack(stack: SpineStack) -> None:
-    endpoints, pids = stack.endpoints, list(stack.pids().values())
-    stack.stop()
-    shutil.rmtree(stack.data_dir, ignore_errors=True)
-    if endpoints is not None:
-        assert_gone(pids, ports_of(endpoints))
+from broker.brokered import Episode, profile, start_stack, stop_stack
 
 
 @pytest.fixture(scope="module")
@@ -72,31 +30,6 @@ def stack() -> Iterator[SpineStack]:
         yield stack
     finally:
         stop_stack(stack)
-
-
-@dataclass
-class Episode:
-    broker: Broker
-    tools_dir: Path
-    actions: list[dict[str, Any]] = field(default_factory=list)
-    declared: list[float] = field(default_factory=list)
-
-    @property
-    def cluster(self) -> LocalCluster:
-        return self.broker.toolbox.cluster
-
-    def env(self, **extra: str) -> dict[str, str]:
-        return {**os.environ, "PATH": f"{self.tools_dir}:{os.environ['PATH']}", **extra}
-
-    def run(self, tool: str, *args: str, input: str | None = None, **env: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([tool, *args], env=self.env(**env), capture_output=True, text=True, input=input,
-                              timeout=120)
-
-    def call(self, tool: str, *args: str) -> ToolResult:
-        return self.broker.call(tool, list(args))
-
-    def pod(self, component: str) -> str:
-        return self.cluster.pod_name(component)
 
 
 @pytest.fixture

@@ -11,8 +11,7 @@ from collections.abc import Callable
 import pytest
 import yaml
 
-from broker.conftest import Episode
-from broker.test_rbac import role, rule
+from broker.brokered import Episode, role, rule
 from substrate.spine_client import http
 
 pytestmark = pytest.mark.live  # starts a stack, an episode or timed load

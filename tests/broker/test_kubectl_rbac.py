@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
-from broker.conftest import Episode
+from broker.brokered import Episode
 
 pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
 
@@ -73,7 +73,7 @@ def _fill(text: str, e: Episode) -> str:
 
 
 def _forbidden(e: Episode, verb: str, resource: str, name: str = "", group: str = "", namespace: str = "arenac") -> str:
-    from broker.conftest import forbidden
+    from broker.brokered import forbidden
 
     return forbidden(verb, resource, _fill(name, e), group, namespace)
 
@@ -120,7 +120,7 @@ def test_denied_call_through_the_client_prints_forbidden_and_exits_1(episode: Ca
 
 def test_named_resource_rules(episode: Callable[..., Episode]) -> None:
     """A Role that names one ConfigMap: get and a name-selected list of it pass, a plain list does not."""
-    from broker.test_rbac import role, rule
+    from broker.brokered import role, rule
 
     e = episode("confined", rbac=role(rule([""], ["configmaps"], ["get", "list"], ["spine-message-config"])))
     assert e.call("kubectl", "get", "cm", "spine-message-config").code == 0
@@ -132,7 +132,7 @@ def test_named_resource_rules(episode: Callable[..., Episode]) -> None:
 
 
 def test_subresources_are_authorised_separately(episode: Callable[..., Episode]) -> None:
-    from broker.test_rbac import role, rule
+    from broker.brokered import role, rule
 
     pods_only = episode("confined", rbac=role(rule([""], ["pods"], ["get", "list"])))
     logs = pods_only.call("kubectl", "logs", "spine-postgres-0")

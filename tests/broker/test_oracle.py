@@ -19,7 +19,7 @@ from arenac.model.access import AccessSurface
 from arenac.pipeline import compile_paths, write_bundles
 from arenac.substrate.spine.spec import SpineSpec
 from arenac.substrate.spine.stack import SpineStack
-from broker.conftest import Episode, start_stack, stop_stack
+from broker.brokered import Episode, start_stack, stop_stack
 from substrate.spine_client import Spine, http
 
 pytestmark = pytest.mark.live  # starts a stack, an episode or timed load

@@ -9,26 +9,7 @@ import yaml
 
 from arenac.broker.rbac import ApiRequest, Authorizer, agent_user, forbidden_message, load_rbac_dir, rbac_namespace
 from arenac.render.rbac import rbac_objects
-from broker.conftest import USER, profile
-
-
-def role(*rules: dict, kind: str = "Role", name: str = "r", namespace: str = "arenac") -> list[dict]:
-    meta = {"name": name, **({"namespace": namespace} if kind == "Role" else {})}
-    binding_kind = "RoleBinding" if kind == "Role" else "ClusterRoleBinding"
-    binding_meta = {"name": name, **({"namespace": namespace} if binding_kind == "RoleBinding" else {})}
-    return [
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind, "metadata": meta, "rules": list(rules)},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": binding_kind, "metadata": binding_meta,
-         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": name},
-         "subjects": [{"kind": "ServiceAccount", "name": "arenac-agent", "namespace": "arenac"}]},
-    ]
-
-
-def rule(groups: list[str], resources: list[str], verbs: list[str], names: list[str] | None = None) -> dict:
-    out = {"apiGroups": groups, "resources": resources, "verbs": verbs}
-    if names:
-        out["resourceNames"] = names
-    return out
+from broker.brokered import USER, profile, role, rule
 
 
 def req(verb: str, resource: str, name: str = "", group: str = "", namespace: str = "arenac") -> ApiRequest:

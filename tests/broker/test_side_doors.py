@@ -27,7 +27,7 @@ import redis
 from arenac.broker.redisgate import check
 from arenac.runner.harness_io import HarnessIO
 from arenac.substrate.spine.keys import SERVICES
-from broker.conftest import Episode
+from broker.brokered import Episode
 from substrate.spine_client import Spine, http
 
 pytestmark = pytest.mark.live  # starts a stack, an episode or timed load

@@ -11,7 +11,7 @@ import pytest
 
 from arenac.broker import ActionLog, Broker
 from arenac.broker.client import call
-from broker.conftest import Episode
+from broker.brokered import Episode
 from substrate.spine_client import http
 
 pytestmark = pytest.mark.live  # starts a stack, an episode or timed load

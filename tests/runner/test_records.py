@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from helpers import ROOT
+from helpers.golden import complete_variant
 
 from arenac.model.run import RunRecord
 from arenac.rundir import INCOMPLETE, incomplete_reason, is_run_dir
@@ -122,7 +123,7 @@ def test_the_verifier_writes_verdict_and_reward_atomically(tmp_path):
 
 
 # ---- the run directory's marks ---------------------------------------------------------------------
-(GOLDEN,) = (ROOT / "tests" / "golden" / "minimal" / "expected" / "minimal").glob("minimal-*")
+GOLDEN = complete_variant("minimal")  # the golden bundle, with the chart files its manifest pins
 
 
 def _bundle():

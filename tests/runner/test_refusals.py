@@ -19,11 +19,12 @@ from pathlib import Path
 import click
 import pytest
 from helpers import ROOT
+from helpers.golden import complete_variant
 
 from arenac.runner import preflight
 from arenac.runner.cli import check_agent
 
-(GOLDEN,) = (ROOT / "tests" / "golden" / "minimal" / "expected" / "minimal").glob("minimal-*")
+GOLDEN = complete_variant("minimal")  # the golden bundle, with the chart files its manifest pins
 SPEC = str(ROOT / "tests" / "golden" / "minimal" / "spec.arena")
 
 

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import ROOT
+from helpers.golden import complete_variant
 from livelock import live_lock
 from verify.recorded import RecordedRun
 
@@ -27,7 +27,7 @@ from arenac.runner.records import begin_run, finish_run
 from arenac.runner.resume import decide
 from arenac.verify import grade, write_results
 
-(GOLDEN,) = (ROOT / "tests" / "golden" / "minimal" / "expected" / "minimal").glob("minimal-*")
+GOLDEN = complete_variant("minimal")  # the golden bundle, with the chart files its manifest pins
 
 
 @pytest.fixture(scope="module")
