@@ -29,7 +29,7 @@ def dump_json(data: Any) -> str:
 
 
 def _yaml_dumper() -> Any:  # yaml.CSafeDumper or yaml.SafeDumper: the classes share no base
-    # libyaml's emitter writes the same bytes as the pure-Python one (tests/test_determinism.py
+    # libyaml's emitter writes the same bytes as the pure-Python one (tests/pipeline/test_determinism.py
     # checks it over every bundle), four times faster; machines without libyaml use the latter.
     return getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
