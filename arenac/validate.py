@@ -6,7 +6,8 @@ an impossible matrix (every cell pruned) is an error. Variant checks: the oracle
 protects, stays within `changes only`, and leaves every guard holding; `changes only`
 does not permit what fixing a decoy would change; a `survives restart` restarts every volatile
 datastore a fault's repair acts on (E0513: else a run-time repair there, which only that
-datastore's restart undoes, passes as durable).
+datastore's restart undoes, passes as durable); the agent's RBAC, as the bundle will hold it,
+passes the least-privilege lint given what the surface allows (E0406).
 """
 
 from __future__ import annotations
@@ -16,11 +17,13 @@ from collections.abc import Sequence
 
 from arenac.core.diagnostics import Collector
 from arenac.core.units import format_seconds
+from arenac.k8s.rbac_lint import RbacProblem, lint_rbac
 from arenac.lower.task import LoweredTask
 from arenac.model.actions import AdminAction, KubectlAction, RedisAction, SqlAction, Target, ValuesAction
 from arenac.model.gates import ChangesOnly, Guard, Protect, SurvivesRestart
 from arenac.model.substrate import Substrate
 from arenac.model.task import PrunedCell, Variant
+from arenac.render.rbac import rbac_objects
 
 _OPS = {"<=": operator.le, ">=": operator.ge, "==": operator.eq, "!=": operator.ne, "<": operator.lt, ">": operator.gt}
 
@@ -92,6 +95,7 @@ def check_variant(lowered: LoweredTask, variant: Variant, errors: Collector) -> 
                                  f"`changes only` does not permit{where}", span,
                                  f"add {_spelled(touched)} to `changes only`")
     _check_durability(lowered, variant, where, errors)
+    _check_rbac(lowered, variant, where, errors)
     end_state = oracle_end_state(variant, lowered.substrate)
     for index, check in enumerate(safety):
         if isinstance(check, Guard) and check.target.kind == "config":
@@ -101,6 +105,30 @@ def check_variant(lowered: LoweredTask, variant: Variant, errors: Collector) -> 
             if not _holds(value, check.op, check.value):
                 errors.error("E0508", f"guard `{check.text}` fails in {oracle}'s end state "
                              f"({check.target} = {value}){where}", spans.safety.get(index, spans.task))
+
+
+def _check_rbac(lowered: LoweredTask, variant: Variant, where: str, errors: Collector) -> None:
+    """The agent's RBAC objects, rendered as the bundle's rbac/ will hold them (the same
+    `rbac_objects`), pass the least-privilege lint given the surface's `allow` (E0406), reported
+    at the access alternative that chose the surface. Lowering already rejects every grant the
+    language can write that the lint would, so this holds the rendering to the same rule: a change
+    to it (a default rule, a merge) that widens the agent's grants fails here, not in a cluster."""
+    surface = variant.access
+    span = lowered.spans.access.get(surface.name, lowered.spans.task)
+    for problem in lint_rbac(rbac_objects(surface, variant.task, variant.id), frozenset(surface.allow)):
+        errors.error("E0406", f"access '{surface.name}' renders RBAC that least privilege forbids: "
+                     f"{_rbac_place(problem)} {problem.message}{where}", span, _rbac_hint(problem))
+
+
+def _rbac_place(problem: RbacProblem) -> str:
+    rule = "" if problem.rule is None else f" rules[{problem.rule}]"
+    return f"{problem.kind} '{problem.name}'{rule}"
+
+
+def _rbac_hint(problem: RbacProblem) -> str:
+    if problem.grant is None:
+        return "give the verbs a name cannot restrict (list, watch, create, deletecollection, *) a rule without names"
+    return f"add `allow {problem.grant}` if the task really needs it"
 
 
 # the datastore an action of this kind acts on (a kubectl action names its service itself)
