@@ -6,7 +6,8 @@ an impossible matrix (every cell pruned) is an error. Variant checks: the oracle
 protects, stays within `changes only`, and leaves every guard holding; `changes only`
 does not permit what fixing a decoy would change; a `survives restart` restarts every volatile
 datastore a fault's repair acts on (E0513: else a run-time repair there, which only that
-datastore's restart undoes, passes as durable).
+datastore's restart undoes, passes as durable); the agent's RBAC, as the bundle will hold it,
+passes the least-privilege lint given what the surface allows (E0406).
 """
 
 from __future__ import annotations
@@ -15,12 +16,25 @@ import operator
 from collections.abc import Sequence
 
 from arenac.core.diagnostics import Collector
+from arenac.core.source import Span
 from arenac.core.units import format_seconds
+from arenac.k8s.rbac_lint import RbacProblem, lint_rbac
 from arenac.lower.task import LoweredTask
-from arenac.model.actions import AdminAction, KubectlAction, RedisAction, SqlAction, Target, ValuesAction
+from arenac.model.actions import (
+    ActionHandler,
+    AdminAction,
+    KubectlAction,
+    RedisAction,
+    SendBurstAction,
+    SqlAction,
+    Target,
+    ValuesAction,
+    dispatch,
+)
 from arenac.model.gates import ChangesOnly, Guard, Protect, SurvivesRestart
 from arenac.model.substrate import Substrate
-from arenac.model.task import PrunedCell, Variant
+from arenac.model.task import ConcreteFault, PrunedCell, Variant
+from arenac.render.rbac import rbac_objects
 
 _OPS = {"<=": operator.le, ">=": operator.ge, "==": operator.eq, "!=": operator.ne, "<": operator.lt, ">": operator.gt}
 
@@ -92,6 +106,7 @@ def check_variant(lowered: LoweredTask, variant: Variant, errors: Collector) -> 
                                  f"`changes only` does not permit{where}", span,
                                  f"add {_spelled(touched)} to `changes only`")
     _check_durability(lowered, variant, where, errors)
+    _check_rbac(lowered, variant, where, errors)
     end_state = oracle_end_state(variant, lowered.substrate)
     for index, check in enumerate(safety):
         if isinstance(check, Guard) and check.target.kind == "config":
@@ -103,8 +118,28 @@ def check_variant(lowered: LoweredTask, variant: Variant, errors: Collector) -> 
                              f"({check.target} = {value}){where}", spans.safety.get(index, spans.task))
 
 
-# the datastore an action of this kind acts on (a kubectl action names its service itself)
-_ACTION_STORE = {RedisAction: "redis", SqlAction: "postgres"}
+def _check_rbac(lowered: LoweredTask, variant: Variant, where: str, errors: Collector) -> None:
+    """The agent's RBAC objects, rendered as the bundle's rbac/ will hold them (the same
+    `rbac_objects`), pass the least-privilege lint given the surface's `allow` (E0406), reported
+    at the access alternative that chose the surface. Lowering already rejects every grant the
+    language can write that the lint would, so this holds the rendering to the same rule: a change
+    to it (a default rule, a merge) that widens the agent's grants fails here, not in a cluster."""
+    surface = variant.access
+    span = lowered.spans.access.get(surface.name, lowered.spans.task)
+    for problem in lint_rbac(rbac_objects(surface, variant.task, variant.id), frozenset(surface.allow)):
+        errors.error("E0406", f"access '{surface.name}' renders RBAC that least privilege forbids: "
+                     f"{_rbac_place(problem)} {problem.message}{where}", span, _rbac_hint(problem))
+
+
+def _rbac_place(problem: RbacProblem) -> str:
+    rule = "" if problem.rule is None else f" rules[{problem.rule}]"
+    return f"{problem.kind} '{problem.name}'{rule}"
+
+
+def _rbac_hint(problem: RbacProblem) -> str:
+    if problem.grant is None:
+        return "give the verbs a name cannot restrict (list, watch, create, deletecollection, *) a rule without names"
+    return f"add `allow {problem.grant}` if the task really needs it"
 
 
 def _check_durability(lowered: LoweredTask, variant: Variant, where: str, errors: Collector) -> None:
@@ -124,7 +159,7 @@ def _check_durability(lowered: LoweredTask, variant: Variant, where: str, errors
     for fault in variant.faults:
         if fault.decoy:
             continue
-        touched = {_ACTION_STORE.get(type(b.action)) or getattr(b.action, "service", None) for b in fault.repair}
+        touched = {dispatch(b.action, _ActsOn()) for b in fault.repair}
         stores = sorted((volatile - restarted) & touched)
         for store in stores:
             errors.error("E0513", f"`survives restart({', '.join(first.services)})` cannot prove that a repair of "
@@ -133,7 +168,30 @@ def _check_durability(lowered: LoweredTask, variant: Variant, where: str, errors
                          f"restart {store} too: `survives restart({', '.join((*first.services, store))})`")
 
 
-def _check_decoy(fault, permitted, span, where: str, errors: Collector) -> None:
+class _ActsOn(ActionHandler[str | None]):
+    """The service or datastore an action acts on (a kubectl or admin action names its service)."""
+
+    def on_kubectl(self, action: KubectlAction) -> str:
+        return action.service
+
+    def on_admin(self, action: AdminAction) -> str:
+        return action.service
+
+    def on_sql(self, action: SqlAction) -> str:
+        return "postgres"
+
+    def on_redis(self, action: RedisAction) -> str:
+        return "redis"
+
+    # the harness alone performs these, never in a repair (HARNESS_ONLY)
+    def on_values(self, action: ValuesAction) -> None:
+        return None
+
+    def on_send_burst(self, action: SendBurstAction) -> None:
+        return None
+
+
+def _check_decoy(fault: ConcreteFault, permitted: list[Target], span: Span, where: str, errors: Collector) -> None:
     """A decoy is there to catch an agent that "fixes" it, which only `changes only` can see."""
     covered = [t for t in fault.touches if any(p.covers(t) for p in permitted)]
     if covered:
@@ -145,19 +203,38 @@ def oracle_end_state(variant: Variant, substrate: Substrate) -> dict[str, str]:
     """Config values (`service.KEY`) after injection and the oracle's repairs."""
     state = {f"{s.name}.{k}": v for s in substrate.services for k, v in s.config.items()}
     for fault in variant.faults:
-        for action in fault.inject:
-            if isinstance(action, ValuesAction) and action.path.startswith("services.") and ".config." in action.path:
-                service, _, key = action.path[len("services."):].partition(".config.")
-                state[f"{service}.{key}"] = str(action.value)
-            if isinstance(action, AdminAction) and action.path == "/admin/config":
-                state.update({f"{action.service}.{k}": str(v) for k, v in action.body.items()})
-        for bound in fault.repair:
-            action = bound.action
-            if isinstance(action, KubectlAction) and action.verb == "patch_configmap":
-                state.update({f"{action.service}.{k}": v for k, v in action.data.items()})
-            if isinstance(action, AdminAction) and action.path == "/admin/config":
-                state.update({f"{action.service}.{k}": str(v) for k, v in action.body.items()})
+        for action in (*fault.inject, *(bound.action for bound in fault.repair)):
+            state.update(dispatch(action, _ConfigWrites()))
     return state
+
+
+class _ConfigWrites(ActionHandler[dict[str, str]]):
+    """The config values (`service.KEY`: value) an action sets."""
+
+    def on_values(self, action: ValuesAction) -> dict[str, str]:
+        if action.path.startswith("services.") and ".config." in action.path:
+            service, _, key = action.path[len("services."):].partition(".config.")
+            return {f"{service}.{key}": str(action.value)}
+        return {}
+
+    def on_kubectl(self, action: KubectlAction) -> dict[str, str]:
+        if action.verb == "patch_configmap":
+            return {f"{action.service}.{k}": v for k, v in action.data.items()}
+        return {}
+
+    def on_admin(self, action: AdminAction) -> dict[str, str]:
+        if action.path == "/admin/config":
+            return {f"{action.service}.{k}": str(v) for k, v in action.body.items()}
+        return {}
+
+    def on_sql(self, action: SqlAction) -> dict[str, str]:
+        return {}
+
+    def on_redis(self, action: RedisAction) -> dict[str, str]:
+        return {}
+
+    def on_send_burst(self, action: SendBurstAction) -> dict[str, str]:
+        return {}
 
 
 def _spelled(target: Target) -> str:
@@ -168,11 +245,11 @@ def _spelled(target: Target) -> str:
     return str(target)
 
 
-def _holds(value: str, op: str, bound) -> bool:
+def _holds(value: str, op: str, bound: float | str) -> bool:
     try:
-        return _OPS[op](float(value), float(bound))
+        return bool(_OPS[op](float(value), float(bound)))
     except (TypeError, ValueError):
-        return _OPS[op](str(value), str(bound)) if op in ("==", "!=") else False
+        return bool(_OPS[op](str(value), str(bound))) if op in ("==", "!=") else False
 
 
 def _cell(variant: Variant) -> str:

@@ -10,9 +10,9 @@ Contract:
 - A request is an `ApiRequest(verb, group, resource, subresource, name, namespace)`, the
   attributes the API server derives from one HTTP call (`kubectl get pods` is `list pods`,
   `kubectl logs P` is `get pods/log P`, `kubectl exec P` is `create pods/exec P`).
-- A rule matches as in `rbac/v1` helpers: verb, apiGroup and resource exact or `*` (and
-  `*/sub` for any resource's subresource `sub`); a rule with `resourceNames` matches only a request
-  that carries one of those names, so it never grants an unnamed `list`, `watch` or `create`.
+- A rule matches as `arenac.model.rbac.PolicyRule.allows` decides (Kubernetes' `rbac/v1`
+  helpers: verb, apiGroup and resource exact or `*`, `*/sub` for any resource's subresource
+  `sub`; a rule with `resourceNames` never grants an unnamed `list`, `watch` or `create`).
 - `forbidden(request)` is the message `kubectl` prints for a denial, word for word.
 """
 
@@ -25,58 +25,24 @@ from typing import Any
 
 import yaml
 
+from arenac.model.rbac import RBAC_GROUP, PolicyRule, ResourceRequest
+
 DEFAULT_NAMESPACE = "arenac"
 AGENT_USER = f"system:serviceaccount:{DEFAULT_NAMESPACE}:arenac-agent"
-RBAC_GROUP = "rbac.authorization.k8s.io"
+__all__ = ["AGENT_USER", "DEFAULT_NAMESPACE", "RBAC_GROUP", "ApiRequest", "Authorizer", "PolicyRule", "agent_user",
+           "forbidden_message", "load_rbac_dir", "rbac_namespace", "service_account_user"]
 
 
 @dataclass(frozen=True)
-class ApiRequest:
-    verb: str
-    group: str
-    resource: str
-    subresource: str = ""
-    name: str = ""
-    namespace: str = DEFAULT_NAMESPACE  # "" for cluster scope
+class ApiRequest(ResourceRequest):
+    """A resource request in a namespace ("" for cluster scope): what a RoleBinding's scope decides."""
 
-    @property
-    def full_resource(self) -> str:
-        return f"{self.resource}/{self.subresource}" if self.subresource else self.resource
+    namespace: str = DEFAULT_NAMESPACE
 
     def describe(self) -> str:
         group = f".{self.group}" if self.group else ""
         name = f" {self.name}" if self.name else ""
         return f"{self.verb} {self.full_resource}{group}{name}"
-
-
-@dataclass(frozen=True)
-class Rule:
-    verbs: tuple[str, ...]
-    api_groups: tuple[str, ...]
-    resources: tuple[str, ...]
-    resource_names: tuple[str, ...] = ()
-
-    @classmethod
-    def from_dict(cls, rule: Mapping[str, Any]) -> Rule:
-        return cls(tuple(rule.get("verbs") or ()), tuple(rule.get("apiGroups") or ()),
-                   tuple(rule.get("resources") or ()), tuple(rule.get("resourceNames") or ()))
-
-    def allows(self, request: ApiRequest) -> bool:
-        return (
-            ("*" in self.verbs or request.verb in self.verbs)
-            and ("*" in self.api_groups or request.group in self.api_groups)
-            and self._resource_matches(request)
-            and (not self.resource_names or request.name in self.resource_names)
-        )
-
-    def _resource_matches(self, request: ApiRequest) -> bool:
-        wanted = request.full_resource
-        for resource in self.resources:
-            if resource in ("*", wanted):
-                return True
-            if request.subresource and resource == f"*/{request.subresource}":
-                return True
-        return False
 
 
 def service_account_user(namespace: str, name: str) -> str:
@@ -92,7 +58,7 @@ class Authorizer:
                  for obj in objects if obj.get("kind") == "Role"}
         cluster_roles = {obj["metadata"]["name"]: obj for obj in objects if obj.get("kind") == "ClusterRole"}
         # (namespace or "" for everywhere, rule)
-        self.grants: list[tuple[str, Rule]] = []
+        self.grants: list[tuple[str, PolicyRule]] = []
         for binding in objects:
             kind = binding.get("kind")
             if kind not in ("RoleBinding", "ClusterRoleBinding") or not self._binds_me(binding):
@@ -106,7 +72,7 @@ class Authorizer:
             else:
                 role = None
             for rule in (role or {}).get("rules") or ():
-                self.grants.append((scope, Rule.from_dict(rule)))
+                self.grants.append((scope, PolicyRule.from_manifest(rule)))
 
     def _binds_me(self, binding: Mapping[str, Any]) -> bool:
         for subject in binding.get("subjects") or ():
@@ -126,7 +92,7 @@ class Authorizer:
     def forbidden(self, request: ApiRequest) -> str:
         return forbidden_message(request, self.user)
 
-    def rules_in(self, namespace: str) -> list[Rule]:
+    def rules_in(self, namespace: str) -> list[PolicyRule]:
         return [rule for scope, rule in self.grants if not scope or scope == namespace]
 
 

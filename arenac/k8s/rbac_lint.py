@@ -10,11 +10,15 @@ Contract of `lint_rbac(objects, allow)`:
     wildcard     "*" in verbs, apiGroups or nonResourceURLs, or in a resource name
                  ("*", "pods/*", "*/scale")
     secrets      a rule naming `secrets` (or a subresource of it), or a resource
-                 wildcard over the core API group, which covers secrets
+                 wildcard (`*`, `*/sub`) over the core API group, which covers secrets
     escalate     the verb escalate, or verb "*" on roles/clusterroles of the RBAC group
     bind         the verb bind, or verb "*" on roles/clusterroles of the RBAC group
     impersonate  a verb impersonate (or constrained impersonate:/impersonate-on:), or
                  verb "*" on users/groups/serviceaccounts/uids/userextras
+
+  Whether a rule reaches a resource ("on roles" above: `roles`, `roles/sub`, `*`, `*/sub`, in
+  the group or `*`) is `arenac.model.rbac.PolicyRule.reaches`, the one RBAC matcher; the grant
+  words, the escalating verbs and the verbs a name cannot restrict are its vocabulary too.
     cluster      a ClusterRole, a ClusterRoleBinding, or a RoleBinding whose roleRef
                  is a ClusterRole
 
@@ -33,17 +37,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from arenac.model import rbac
+from arenac.model.rbac import ALL, ESCALATING_VERBS, RBAC_GROUP, PolicyRule
+
 __all__ = ["GRANTS", "RbacProblem", "lint_rbac"]
 
-GRANTS: frozenset[str] = frozenset({"wildcard", "secrets", "escalate", "bind", "impersonate", "cluster"})
+GRANTS: frozenset[str] = frozenset(rbac.GRANTS)
 
-_RBAC_GROUP = "rbac.authorization.k8s.io"
 _RULED_KINDS = ("Role", "ClusterRole")
 _BINDING_KINDS = ("RoleBinding", "ClusterRoleBinding")
-_UNNAMED_VERBS = ("list", "watch", "create", "deletecollection", "*")
-_ROLE_RESOURCES = frozenset({"roles", "clusterroles"})
-_IDENTITY_RESOURCES = frozenset({"users", "groups", "serviceaccounts", "uids", "userextras"})
-_IDENTITY_GROUPS = frozenset({"", "authentication.k8s.io"})
+_ROLE_RESOURCES: tuple[str, ...] = ("roles", "clusterroles")
+_IDENTITY_RESOURCES: tuple[str, ...] = ("users", "groups", "serviceaccounts", "uids", "userextras")
+_IDENTITY_GROUPS: tuple[str, ...] = ("", "authentication.k8s.io")
 
 
 @dataclass(frozen=True)
@@ -55,78 +60,47 @@ class RbacProblem:
     grant: str | None = None  # the grant word that would permit it; None: never permitted
 
 
-@dataclass(frozen=True)
-class _Rule:
-    api_groups: tuple[str, ...]
-    resources: tuple[str, ...]
-    verbs: tuple[str, ...]
-    resource_names: tuple[str, ...]
-    non_resource_urls: tuple[str, ...]
-
-    @classmethod
-    def of(cls, raw: object) -> _Rule:
-        data = raw if isinstance(raw, dict) else {}
-        return cls(
-            _words(data.get("apiGroups")),
-            _words(data.get("resources")),
-            _words(data.get("verbs")),
-            _words(data.get("resourceNames")),
-            _words(data.get("nonResourceURLs")),
-        )
-
-    def covers_group(self, groups: frozenset[str]) -> bool:
-        return any(group == "*" or group in groups for group in self.api_groups)
-
-    def covers_resource(self, resources: frozenset[str]) -> bool:
-        return any(r == "*" or r.split("/", 1)[0] in resources for r in self.resources)
-
-
-def _words(value: object) -> tuple[str, ...]:
-    if not isinstance(value, list):
-        return ()
-    return tuple(str(item) for item in value)
-
-
 def _listed(words: tuple[str, ...] | list[str]) -> str:
     return ", ".join(sorted(set(words)))
 
 
-def _wildcard(rule: _Rule) -> str | None:
+def _wildcard(rule: PolicyRule) -> str | None:
     fields = {
-        "verbs": "*" in rule.verbs,
-        "apiGroups": "*" in rule.api_groups,
-        "resources": any("*" in r for r in rule.resources),
-        "nonResourceURLs": any("*" in url for url in rule.non_resource_urls),
+        "verbs": ALL in rule.verbs,
+        "apiGroups": ALL in rule.api_groups,
+        "resources": any(ALL in r for r in rule.resources),
+        "nonResourceURLs": any(ALL in url for url in rule.non_resource_urls),
     }
     hits = [name for name, hit in fields.items() if hit]
     return f"uses the wildcard '*' in {', '.join(hits)}" if hits else None
 
 
-def _secrets(rule: _Rule) -> str | None:
+def _secrets(rule: PolicyRule) -> str | None:
+    # a rule that names secrets, in whichever group, says what it means to grant
     if any(r.split("/", 1)[0] == "secrets" for r in rule.resources):
         return "grants access to secrets"
-    if "*" in rule.resources and rule.covers_group(frozenset({""})):
+    if rule.reaches(("",), ("secrets",)):
         return "grants access to secrets through the resource wildcard"
     return None
 
 
-def _verb(rule: _Rule, verb: str) -> str | None:
+def _verb(rule: PolicyRule, verb: str) -> str | None:
     if verb == "impersonate":
         named = [v for v in rule.verbs if v.startswith("impersonate")]
         targets, groups = _IDENTITY_RESOURCES, _IDENTITY_GROUPS
     else:
         named = [v for v in rule.verbs if v == verb]
-        targets, groups = _ROLE_RESOURCES, frozenset({_RBAC_GROUP})
+        targets, groups = _ROLE_RESOURCES, (RBAC_GROUP,)
     if named:
         return f"grants the verb {_listed(named)}"
-    if "*" in rule.verbs and rule.covers_resource(targets) and rule.covers_group(groups):
+    if ALL in rule.verbs and rule.reaches(groups, targets):
         return f"grants {verb} through the verb wildcard"
     return None
 
 
-def _unnamed(rule: _Rule) -> str | None:
-    verbs = [v for v in rule.verbs if v in _UNNAMED_VERBS]
-    if not rule.resource_names or not verbs:
+def _unnamed(rule: PolicyRule) -> str | None:
+    verbs = rule.unrestricted_by_names()
+    if not verbs:
         return None
     return (
         f"restricts resourceNames but Kubernetes ignores them for {_listed(verbs)}, "
@@ -134,14 +108,12 @@ def _unnamed(rule: _Rule) -> str | None:
     )
 
 
-def _rule_findings(rule: _Rule) -> list[tuple[str | None, str | None]]:
+def _rule_findings(rule: PolicyRule) -> list[tuple[str | None, str | None]]:
     """(grant word, message or None) for every check of one rule."""
     return [
         ("wildcard", _wildcard(rule)),
         ("secrets", _secrets(rule)),
-        ("escalate", _verb(rule, "escalate")),
-        ("bind", _verb(rule, "bind")),
-        ("impersonate", _verb(rule, "impersonate")),
+        *((verb, _verb(rule, verb)) for verb in ESCALATING_VERBS),
         (None, _unnamed(rule)),
     ]
 
@@ -160,7 +132,7 @@ def _object_findings(kind: str, obj: dict[str, Any]) -> list[tuple[int | None, s
     if kind in _RULED_KINDS:
         rules = obj.get("rules")
         for index, raw in enumerate(rules if isinstance(rules, list) else []):
-            for grant, message in _rule_findings(_Rule.of(raw)):
+            for grant, message in _rule_findings(PolicyRule.from_manifest(raw)):
                 if message is not None:
                     found.append((index, grant, message))
     return found
@@ -171,7 +143,7 @@ def _rbac_kind(obj: object) -> str | None:
         return None
     api_version = obj.get("apiVersion")
     kind = obj.get("kind")
-    if not isinstance(api_version, str) or api_version.split("/", 1)[0] != _RBAC_GROUP:
+    if not isinstance(api_version, str) or api_version.split("/", 1)[0] != RBAC_GROUP:
         return None
     return kind if kind in _RULED_KINDS + _BINDING_KINDS else None
 

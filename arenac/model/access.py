@@ -1,15 +1,17 @@
 """Access surfaces: what an agent may do, and what an action needs.
 
 Kubernetes permissions follow RBAC semantics (apiGroups, resources with optional
-subresource, resourceNames, verbs). Admin API paths, a database role and exec into
-named workloads are the brokered, non-Kubernetes parts of a surface.
+subresource, resourceNames, verbs), decided by `arenac.model.rbac`, the one RBAC matcher.
+Admin API paths, a database role and exec into named workloads are the brokered,
+non-Kubernetes parts of a surface.
 """
 
 from __future__ import annotations
 
-from typing import Literal, Union
+from typing import Literal
 
 from arenac.model.base import Model
+from arenac.model.rbac import PolicyRule, ResourceRequest
 
 
 class KubeRule(Model):
@@ -18,13 +20,13 @@ class KubeRule(Model):
     verbs: tuple[str, ...]
     resource_names: tuple[str, ...] = ()
 
-    def permits(self, need: "KubeNeed") -> bool:
-        return (
-            self.api_group == need.api_group
-            and self.resource == need.resource
-            and need.verb in self.verbs
-            and (not self.resource_names or (need.name is not None and need.name in self.resource_names))
-        )
+    def policy(self) -> PolicyRule:
+        """The RBAC rule this grant becomes (one group, one resource)."""
+        return PolicyRule(verbs=self.verbs, api_groups=(self.api_group,), resources=(self.resource,),
+                          resource_names=self.resource_names)
+
+    def permits(self, need: KubeNeed) -> bool:
+        return self.policy().allows(need.request())
 
 
 class AccessSurface(Model):
@@ -50,6 +52,9 @@ class KubeNeed(Model):
     resource: str
     verb: str
     name: str | None = None
+
+    def request(self) -> ResourceRequest:
+        return ResourceRequest.of(self.verb, self.api_group, self.resource, self.name)
 
     def describe(self) -> str:
         group = f".{self.api_group}" if self.api_group else ""
@@ -82,7 +87,7 @@ class ExecNeed(Model):
         return f"exec into {self.workload}"
 
 
-Need = Union[KubeNeed, AdminNeed, DbNeed, ExecNeed]
+Need = KubeNeed | AdminNeed | DbNeed | ExecNeed
 
 
 class Channel(Model):

@@ -6,12 +6,20 @@ permissions by which it can be carried out, in order of preference) and what it
 changes (`touches`: targets in the vocabulary of the safety gate). The compiler
 picks the first channel the variant's access surface permits; the runner and the
 generated `solve.sh` carry the action out through that channel.
+
+`dispatch(action, handler)` is the one place that tells the kinds apart: every consumer of
+the union (the channels, the oracle's commands, the static checks, the harness's executor,
+`touched_targets` here) is an `ActionHandler` with one method per kind. A new kind added to
+`AnyAction` fails type checking in `dispatch` (its `assert_never`) until it gets a case there,
+which calls a new method of the protocol, which then fails type checking in every consumer
+that does not define it.
 """
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Iterable
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal, Protocol, TypeVar, assert_never
 
 from pydantic import Field
 
@@ -28,7 +36,7 @@ class Target(Model):
     def __str__(self) -> str:
         return f"{self.kind}({self.ref})"
 
-    def covers(self, other: "Target") -> bool:
+    def covers(self, other: Target) -> bool:
         """A permitted target covers another if they are equal, or the permitted one is a
         whole service / table / role (`config(message)` covers `config(message.DB_POOL_SIZE)`,
         `role(spine_app)` covers `role(spine_app.superuser)`). Refs of the snapshot's items:
@@ -93,29 +101,85 @@ class SendBurstAction(Model):
 # actions the harness alone performs: they may inject or retrigger a fault, never repair one
 HARNESS_ONLY = (ValuesAction, SendBurstAction)
 
-Action = Annotated[
-    Union[ValuesAction, KubectlAction, AdminAction, SqlAction, RedisAction, SendBurstAction],
-    Field(discriminator="kind"),
-]
+AnyAction = ValuesAction | KubectlAction | AdminAction | SqlAction | RedisAction | SendBurstAction
+Action = Annotated[AnyAction, Field(discriminator="kind")]
+
+Result = TypeVar("Result")
+Result_co = TypeVar("Result_co", covariant=True)
 
 
-def touched_targets(actions: Iterable[Action]) -> tuple[Target, ...]:
+class ActionHandler(Protocol[Result_co]):
+    """What one consumer does with each kind of action: one method per kind, all required (a
+    consumer subclasses it: the type checker, and at run time instantiation, refuse one that
+    leaves a method out)."""
+
+    @abstractmethod
+    def on_values(self, action: ValuesAction) -> Result_co: ...
+    @abstractmethod
+    def on_kubectl(self, action: KubectlAction) -> Result_co: ...
+    @abstractmethod
+    def on_admin(self, action: AdminAction) -> Result_co: ...
+    @abstractmethod
+    def on_sql(self, action: SqlAction) -> Result_co: ...
+    @abstractmethod
+    def on_redis(self, action: RedisAction) -> Result_co: ...
+    @abstractmethod
+    def on_send_burst(self, action: SendBurstAction) -> Result_co: ...
+
+
+def dispatch(action: AnyAction, handler: ActionHandler[Result]) -> Result:
+    """The handler's method for the action's kind, called with the action."""
+    match action:
+        case ValuesAction():
+            return handler.on_values(action)
+        case KubectlAction():
+            return handler.on_kubectl(action)
+        case AdminAction():
+            return handler.on_admin(action)
+        case SqlAction():
+            return handler.on_sql(action)
+        case RedisAction():
+            return handler.on_redis(action)
+        case SendBurstAction():
+            return handler.on_send_burst(action)
+        case _:
+            assert_never(action)
+
+
+def touched_targets(actions: Iterable[AnyAction]) -> tuple[Target, ...]:
     """What a list of actions (a repair, or an injection) changes, in safety-gate vocabulary:
     sorted, each target once. The compiler records it per fault; the runner logs it for every
     harness action taken while the agent works."""
-    found: list[Target] = []
-    for action in actions:
-        if isinstance(action, KubectlAction):
-            if action.verb == "patch_configmap":
-                found += [Target(kind="config", ref=f"{action.service}.{key}") for key in action.data]
-            elif action.verb == "set_image":
-                found.append(Target(kind="release", ref=action.service))
-        elif isinstance(action, AdminAction):
-            if action.path == "/admin/config":
-                found += [Target(kind="config", ref=f"{action.service}.{key}") for key in action.body]
-            elif action.path == "/admin/event":
-                found.append(Target(kind="event", ref=f"{action.service}.{action.body.get('name')}"))
-        elif isinstance(action, (SqlAction, RedisAction)):
-            found += list(action.touches)
+    found = [target for action in actions for target in dispatch(action, _Touches())]
     unique: dict[str, Target] = {str(t): t for t in found}
     return tuple(unique[k] for k in sorted(unique))
+
+
+class _Touches(ActionHandler[tuple[Target, ...]]):
+    """The safety-gate targets one action changes."""
+
+    def on_values(self, action: ValuesAction) -> tuple[Target, ...]:
+        return ()  # chart values are set at install, before anything is watched
+
+    def on_kubectl(self, action: KubectlAction) -> tuple[Target, ...]:
+        if action.verb == "patch_configmap":
+            return tuple(Target(kind="config", ref=f"{action.service}.{key}") for key in action.data)
+        if action.verb == "set_image":
+            return (Target(kind="release", ref=action.service),)
+        return ()  # a restart, a scale or a pod deletion changes no state a gate names
+
+    def on_admin(self, action: AdminAction) -> tuple[Target, ...]:
+        if action.path == "/admin/config":
+            return tuple(Target(kind="config", ref=f"{action.service}.{key}") for key in action.body)
+        if action.path == "/admin/event":
+            return (Target(kind="event", ref=f"{action.service}.{action.body.get('name')}"),)
+        return ()
+
+    def on_sql(self, action: SqlAction) -> tuple[Target, ...]:
+        return action.touches  # SQL says what it changes: the template declares it
+
+    def on_redis(self, action: RedisAction) -> tuple[Target, ...]:
+        return action.touches
+
+    def on_send_burst(self, action: SendBurstAction) -> tuple[Target, ...]:
+        return ()  # workload, not a change of state

@@ -11,7 +11,16 @@ import json
 import shlex
 
 from arenac.core.units import format_seconds
-from arenac.model.actions import AdminAction, KubectlAction, RedisAction, SqlAction
+from arenac.model.actions import (
+    ActionHandler,
+    AdminAction,
+    KubectlAction,
+    RedisAction,
+    SendBurstAction,
+    SqlAction,
+    ValuesAction,
+    dispatch,
+)
 from arenac.model.substrate import Service, Substrate
 from arenac.model.task import BoundAction, Variant
 from arenac.render.text import render_text
@@ -29,8 +38,17 @@ def _service(substrate: Substrate, name: str) -> Service:
 
 
 def command(bound: BoundAction, substrate: Substrate) -> str:
-    action, channel = bound.action, bound.channel.name
-    if isinstance(action, KubectlAction):
+    """The command line(s) that carry out one bound action through its channel."""
+    return dispatch(bound.action, _Command(substrate, bound.channel.name))
+
+
+class _Command(ActionHandler[str]):
+    def __init__(self, substrate: Substrate, channel: str) -> None:
+        self.substrate = substrate
+        self.channel = channel
+
+    def on_kubectl(self, action: KubectlAction) -> str:
+        substrate = self.substrate
         service = substrate.service(action.service)
         kind = "statefulset" if service and service.workload_kind == "StatefulSet" else "deployment"
         workload = f"{kind}/{service.workload}" if service else action.service
@@ -50,24 +68,33 @@ def command(bound: BoundAction, substrate: Substrate) -> str:
         if action.verb == "scale":
             return _q("kubectl", "scale", workload, f"--replicas={action.replicas}")
         return _q("kubectl", "delete", "pod", "-l", f"app.kubernetes.io/component={action.service}")
-    if isinstance(action, AdminAction):
+
+    def on_admin(self, action: AdminAction) -> str:
         body = json.dumps(action.body, sort_keys=True)
-        if channel == "admin_api":
+        if self.channel == "admin_api":
             return _q("admin-api", action.service, action.method, action.path, body)
-        service = _service(substrate, action.service)
+        service = _service(self.substrate, action.service)
         return _q("kubectl", "exec", f"deployment/{service.workload}", "--", "curl", "-fsS", "-X", action.method,
                   "-H", "content-type: application/json", "-d", body, f"http://127.0.0.1:8080{action.path}")
-    if isinstance(action, SqlAction):
-        if channel == "db_role":
+
+    def on_sql(self, action: SqlAction) -> str:
+        if self.channel == "db_role":
             return _q("db-sql", "--role", action.role, "-c", action.statement)
-        postgres = _service(substrate, "postgres")
+        postgres = _service(self.substrate, "postgres")
         # the pod hands psql the agent's roles only (never the superuser): the action's own role
         return _q("kubectl", "exec", f"statefulset/{postgres.workload}", "--", "psql", "-U", action.role, "-d",
-                  substrate.name, "-v", "ON_ERROR_STOP=1", "-c", action.statement)
-    if isinstance(action, RedisAction):
-        redis = _service(substrate, "redis")
+                  self.substrate.name, "-v", "ON_ERROR_STOP=1", "-c", action.statement)
+
+    def on_redis(self, action: RedisAction) -> str:
+        redis = _service(self.substrate, "redis")
         return _q("kubectl", "exec", f"deployment/{redis.workload}", "--", "redis-cli", *action.command)
-    raise TypeError(f"cannot render {action!r}")
+
+    # the harness alone performs these (HARNESS_ONLY): a repair, which the oracle renders, has none
+    def on_values(self, action: ValuesAction) -> str:
+        raise TypeError(f"cannot render {action!r}")
+
+    def on_send_burst(self, action: SendBurstAction) -> str:
+        raise TypeError(f"cannot render {action!r}")
 
 
 def solve_script(variant: Variant, substrate: Substrate) -> str:
@@ -96,7 +123,7 @@ def _seconds(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
-def expectations(variant: Variant) -> dict:
+def expectations(variant: Variant) -> dict[str, object]:
     return {
         "task": variant.task,
         "variant": variant.id,

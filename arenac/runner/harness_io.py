@@ -24,7 +24,17 @@ import aiohttp
 import asyncpg
 import redis
 
-from arenac.model.actions import AdminAction, RedisAction, SendBurstAction, SqlAction
+from arenac.model.actions import (
+    ActionHandler,
+    AdminAction,
+    AnyAction,
+    KubectlAction,
+    RedisAction,
+    SendBurstAction,
+    SqlAction,
+    ValuesAction,
+    dispatch,
+)
 from arenac.substrate.spine.seed import USERS
 from arenac.substrate.spine.stack import Endpoints
 
@@ -41,16 +51,8 @@ class HarnessIO:
         self._redis_lock = threading.Lock()
 
     # ---- actions ----------------------------------------------------------------------
-    def perform(self, action) -> Any:
-        if isinstance(action, AdminAction):
-            return self.admin(action.service, action.method, action.path, dict(action.body))
-        if isinstance(action, SqlAction):
-            return self.sql(action.role, action.statement, hold_open=action.hold_open)
-        if isinstance(action, RedisAction):
-            return self.redis(*action.command)
-        if isinstance(action, SendBurstAction):
-            return self.send_burst(action.channel, action.messages, action.concurrency)
-        raise TypeError(f"the harness does not perform {type(action).__name__} at run time")
+    def perform(self, action: AnyAction) -> Any:
+        return dispatch(action, _Perform(self))
 
     def admin(self, service: str, method: str, path: str, body: dict | None = None) -> dict:
         url = self.endpoints.services[service] + path
@@ -156,3 +158,29 @@ class HarnessIO:
         finally:
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(timeout=5)
+
+
+class _Perform(ActionHandler[Any]):
+    """Carries one action out with the harness's own hands."""
+
+    def __init__(self, io: HarnessIO) -> None:
+        self.io = io
+
+    def on_admin(self, action: AdminAction) -> Any:
+        return self.io.admin(action.service, action.method, action.path, dict(action.body))
+
+    def on_sql(self, action: SqlAction) -> Any:
+        return self.io.sql(action.role, action.statement, hold_open=action.hold_open)
+
+    def on_redis(self, action: RedisAction) -> Any:
+        return self.io.redis(*action.command)
+
+    def on_send_burst(self, action: SendBurstAction) -> Any:
+        return self.io.send_burst(action.channel, action.messages, action.concurrency)
+
+    # chart values are set at install, and Kubernetes verbs are the agent's (the oracle's) only
+    def on_values(self, action: ValuesAction) -> Any:
+        raise TypeError(f"the harness does not perform {type(action).__name__} at run time")
+
+    def on_kubectl(self, action: KubectlAction) -> Any:
+        raise TypeError(f"the harness does not perform {type(action).__name__} at run time")

@@ -55,6 +55,8 @@ def test_every_expected_file_belongs_to_a_case():
 # code -> the test below that pins it
 PINNED_HERE = {
     "E0100": "test_a_construct_the_transformer_cannot_read_is_reported_not_raised",
+    # no spec reaches the RBAC lint's E0406 (lowering rejects those grants first): a hand-built surface does
+    "E0406": "tests/validate/test_rbac_in_check.py::test_an_unallowed_grant_is_reported_at_the_access",
     "E0504": "test_a_service_the_substrate_cannot_restart",
     "E0601": "test_a_broken_library_file_is_reported_with_its_path",
     "E0602": "test_every_unreadable_path_is_reported_in_one_run",
