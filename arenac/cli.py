@@ -216,12 +216,8 @@ def verify_bundle_command(directories):
             click.echo(f"ok: {name}")
             continue
         bad = True
-        if result.problem:
-            click.echo(f"{name}: {result.problem}", err=True)
-        for kind, paths in (("altered", result.altered), ("mode changed", result.mode_changed),
-                            ("missing", result.missing), ("not in manifest", result.unexpected)):
-            for path in paths:
-                click.echo(f"{name}: {kind}: {path}", err=True)
+        for finding in result.findings():  # the wording the runner's refusal uses too
+            click.echo(f"{name}: {finding}", err=True)
     if bad:
         sys.exit(EXIT_MISMATCH)
 
