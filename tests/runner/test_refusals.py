@@ -21,7 +21,7 @@ import pytest
 from helpers import ROOT
 
 from arenac.runner import preflight
-from arenac.runner.cli import check_agent
+from arenac.runner.launch import check_agent
 
 (GOLDEN,) = (ROOT / "tests" / "golden" / "minimal" / "expected" / "minimal").glob("minimal-*")
 SPEC = str(ROOT / "tests" / "golden" / "minimal" / "spec.arena")
