@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from arenac.core.diagnostics import DiagnosticError
 from arenac.core.source import SourceFile
-from arenac.fmt import format_source
+from arenac.syntax.fmt import format_source
 from arenac.syntax.parser import parse
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -17,8 +17,8 @@ from arenac.cli.common import EXIT_DIAGNOSTICS, EXIT_MISMATCH, FORMAT, build_or_
 from arenac.cli.variants_table import matrix_rows, render_matrix
 from arenac.core.diagnostics import DiagnosticError
 from arenac.core.serialize import dump_json
-from arenac.fmt import format_source
 from arenac.pipeline import read_sources
+from arenac.syntax.fmt import format_source
 
 
 @click.command()
