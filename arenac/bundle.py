@@ -1,10 +1,14 @@
-"""Write bundles and their manifests; check a bundle against its manifest.
+"""Write bundles and their manifests; check a bundle against its manifest, and say how it differs.
 
 manifest.json lists the inputs (the spec and every library file the variant drew on)
 and every artefact with its sha256 and file mode, sorted by path, plus the arenac version
 and a bundle digest over all of that (everything in the manifest but the digest itself), so
 an edit to the manifest is caught as well as an edit to a file. A bundle is written to a
 temporary sibling directory and renamed into place, so a reader never sees half a bundle.
+
+`BundleCheck.findings()` is the one wording of a check's result (`altered: PATH`, `mode changed:
+PATH`, ...): `arenac verify-bundle` prints it a line each, the runner joins it into the refusal of
+a bundle it will not run (arenac/runner/bundle.py), so both name the same differences.
 """
 
 from __future__ import annotations
@@ -89,6 +93,14 @@ class BundleCheck:
     @property
     def ok(self) -> bool:
         return not (self.altered or self.missing or self.unexpected or self.mode_changed or self.problem)
+
+    def findings(self) -> list[str]:
+        """Every way the bundle differs from its manifest, one line each: the manifest's own problem
+        first, then `KIND: PATH` by kind (altered, mode changed, missing, not in manifest), paths sorted
+        within a kind. Empty exactly when the bundle is `ok`."""
+        kinds = (("altered", self.altered), ("mode changed", self.mode_changed), ("missing", self.missing),
+                 ("not in manifest", self.unexpected))
+        return ([self.problem] if self.problem else []) + [f"{kind}: {path}" for kind, paths in kinds for path in paths]
 
 
 def verify_bundle(directory: Path) -> BundleCheck:

@@ -28,8 +28,8 @@ def cell_text(control: dict) -> str:
 
 
 def adversary_text(summary: dict) -> str:
+    from arenac.cli.qualify_table import adversary_cell  # the qualify table's own cell
     from arenac.model.report import AdversariesReport
-    from arenac.runner.cli import adversary_cell  # the qualify table's own cell
 
     return adversary_cell(AdversariesReport.model_validate(summary))
 

@@ -26,13 +26,13 @@ import psutil
 
 from arenac.pipeline import compile_paths, write_bundles
 from arenac.runner.bundle import open_bundle
-from arenac.runner.cli import _Launcher
 from arenac.runner.episode import EpisodeOptions
+from arenac.runner.launch import Launcher
 from arenac.runner.lifetime import base_dir
 from arenac.runner.state import StateDir
 
 
-def figures(launcher: _Launcher) -> dict[str, float]:
+def figures(launcher: Launcher) -> dict[str, float]:
     me = psutil.Process()
     state = StateDir.default().root
     state_files = [p for p in state.rglob("*") if p.is_file()]
@@ -57,7 +57,7 @@ def main() -> int:
         print("note: no cgroup v2 here: episodes are bound by records only", file=sys.stderr)
     with tempfile.TemporaryDirectory(prefix="arenac-leaks-") as work:
         bundle = open_bundle(write_bundles(compile_paths(["tasks/revoked-grant.arena"]), Path(work) / "b")[0].path)
-        launcher = _Launcher()
+        launcher = Launcher()
         stop = threading.Event()
         statuses: Counter[str] = Counter()
         why_not_scored: Counter[str] = Counter()  # the reason's first clause: "harness overloaded", ...

@@ -45,7 +45,7 @@ def _live_parts_need_the_marker(request, monkeypatch):
     def refuse(*args, **kwargs):
         raise LiveWithoutMarker(f"{request.node.nodeid} starts a live part: mark it @pytest.mark.live")
 
-    import arenac.runner.cli as runner_cli
+    import arenac.runner.launch as launch
     import arenac.runner.worker as worker
     import arenac.substrate.spine.postgres as postgres
     import arenac.substrate.spine.redis_local as redis_local
@@ -55,4 +55,4 @@ def _live_parts_need_the_marker(request, monkeypatch):
         monkeypatch.setattr(module, "spawn", refuse)
     # the runner's launcher holds its own reference (imported by name); the module's is patched too
     monkeypatch.setattr(worker, "run_in_worker", refuse)
-    monkeypatch.setattr(runner_cli, "run_in_worker", refuse)
+    monkeypatch.setattr(launch, "run_in_worker", refuse)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from arenac.runner import cli as runner_cli
+from arenac.runner import launch as runner_cli
 from arenac.substrate.spine import postgres, procs, redis_local, stack
 from helpers import LiveWithoutMarker
 

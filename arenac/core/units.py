@@ -3,6 +3,9 @@
 Every quantity is normalised to a base unit of its dimension: seconds, a fraction
 (1% -> 0.01), bytes, or requests per second. Plain numbers have the dimension
 `number`. The checker compares dimensions, never unit spellings.
+
+`UNITS` is the one list of unit spellings: the pattern here (`UNIT_ALTERNATION`) and the grammar's
+QUANTITY terminal (arenac/syntax/grammar.py writes it in when it loads arena.lark) derive from it.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ class Dimension(str, Enum):  # noqa: UP042 - a StrEnum's str() and format() diff
     rate = "rate"
 
 
-_UNITS: dict[str, tuple[Dimension, float]] = {
+UNITS: dict[str, tuple[Dimension, float]] = {
     "ms": (Dimension.duration, 0.001),
     "s": (Dimension.duration, 1.0),
     "m": (Dimension.duration, 60.0),
@@ -33,7 +36,9 @@ _UNITS: dict[str, tuple[Dimension, float]] = {
     "/s": (Dimension.rate, 1.0),
 }
 
-_QUANTITY = re.compile(r"^(\d+(?:\.\d+)?)(ms|Ki|Mi|Gi|/s|s|m|h|%)?$")
+# longest spellings first (stable), as a regex alternation: `ms|Ki|Mi|Gi|/s|s|m|h|%`
+UNIT_ALTERNATION = "|".join(re.escape(unit) for unit in sorted(UNITS, key=len, reverse=True))
+_QUANTITY = re.compile(rf"^(\d+(?:\.\d+)?)({UNIT_ALTERNATION})?$")
 
 
 class Quantity(BaseModel):
@@ -56,7 +61,7 @@ def parse_quantity(text: str) -> Quantity:
     number, unit = match.groups()
     if unit is None:
         return Quantity(value=float(number), dimension=Dimension.number, text=text)
-    dimension, factor = _UNITS[unit]
+    dimension, factor = UNITS[unit]
     return Quantity(value=round(float(number) * factor, 9), dimension=dimension, text=text)
 
 

@@ -237,3 +237,11 @@ def _unit_hint(a: Dimension, b: Dimension) -> str | None:
     if pair == {Dimension.rate, Dimension.number}:
         return "rates carry a unit, e.g. 40/s"
     return None
+
+
+def require_positive(value: ast.QuantityLit, what: str, errors: Collector, hint: str = "e.g. 10m or 90s") -> bool:
+    """Report (E0307) a duration that must be longer than zero and is not."""
+    if value.quantity.value > 0:
+        return True
+    errors.error("E0307", f"{what} must be longer than 0s, not {value.quantity.text}", value.span, hint)
+    return False

@@ -2,9 +2,9 @@
 
 The outcome gate holds measured predicates; the safety gate holds survives / changes
 only / guard / protect / invariant checks. Targets (`config(message.DB_POOL_SIZE)`,
-`table(messages)`, ...) are resolved against the substrate descriptor. `protect queue(q)`
-names a queue of the descriptor and lowers to its own check (`ProtectQueue`); a `protect`
-line that names queues and other targets lowers to a `Protect` and a `ProtectQueue`.
+`table(messages)`, ...) are resolved against the substrate descriptor by lower/targets.py.
+`protect queue(q)` names a queue of the descriptor and lowers to its own check (`ProtectQueue`);
+a `protect` line that names queues and other targets lowers to a `Protect` and a `ProtectQueue`.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from arenac.core.units import Dimension, format_quantity
 from arenac.lower.config_keys import KeyType, key_type
 from arenac.lower.exprs import ExprContext, dimension_words, lower_predicate
 from arenac.lower.source_map import SourceMap
+from arenac.lower.targets import one_target, targets
 from arenac.model.actions import Target
 from arenac.model.gates import (
     ChangesOnly,
@@ -33,18 +34,8 @@ from arenac.syntax import ast
 from arenac.syntax.unparse import value_text
 
 GATE_NAMES = ("outcome", "safety")
-TARGET_KINDS = ("config", "event", "release", "db_setting", "grant", "table", "redis", "session", "sequence",
-                "role", "membership")
-# privileges on a table (PostgreSQL's names); `grant(TABLE, PRIVILEGE, ...)` names them
-PRIVILEGES = ("SELECT", "INSERT", "UPDATE", "DELETE", "TRUNCATE", "REFERENCES", "TRIGGER", "MAINTAIN")
-# a role's attributes as snapshots record them (role(ROLE.ATTRIBUTE))
-ROLE_ATTRIBUTES = ("superuser", "inherit", "createrole", "createdb", "login", "replication", "bypassrls",
-                   "connection_limit", "valid_until", "password")
 PROTECT_KINDS = ("table", "sequence", "config", "release", "queue")  # queue(...): a ProtectQueue check
 _MAX_MACRO_DEPTH = 8
-_EXAMPLE_TARGETS = {"config": "message.DB_POOL_SIZE", "event": "channel.read_consistency_strict",
-                    "table": "messages", "sequence": "messages.seq", "release": "message",
-                    "role": "spine_app", "membership": "spine_app"}
 
 
 class GateLowering:
@@ -138,9 +129,9 @@ class GateLowering:
         if isinstance(stmt, ast.Survives):
             return self._survives(stmt)
         if isinstance(stmt, ast.ChangesOnly):
-            groups = [self.targets(call) for call in stmt.targets]
-            ok = all(g is not None for g in groups)
-            return ChangesOnly(targets=tuple(t for g in groups for t in g)) if ok else None
+            groups = [targets(call, self.ctx) for call in stmt.targets]  # every call, each reporting its errors
+            found = [g for g in groups if g is not None]
+            return ChangesOnly(targets=tuple(t for g in found for t in g)) if len(found) == len(groups) else None
         if isinstance(stmt, ast.Guard):
             return self._guard(stmt)
         if isinstance(stmt, ast.Invariant):
@@ -151,7 +142,7 @@ class GateLowering:
         """`protect table(messages), queue(fanout)`: the data targets and the queues, each a check."""
         data = [call for call in stmt.targets if call.func.text != "queue"]
         queues = [call for call in stmt.targets if call.func.text == "queue"]
-        found = [self.targets(call, kinds=PROTECT_KINDS) for call in data]
+        found = [targets(call, self.ctx, kinds=PROTECT_KINDS) for call in data]
         queued = [self._queues(call) for call in queues]
         groups = [g for g in found if g is not None]
         names = [n for n in queued if n is not None]
@@ -222,7 +213,7 @@ class GateLowering:
             self.errors.error("E0305", "a guard compares a target such as config(message.DB_POOL_SIZE) with a value",
                               comparison.span)
             return None
-        target = self.target(comparison.left, kinds=("config", "db_setting", "redis", "release"))
+        target = one_target(comparison.left, self.ctx, kinds=("config", "db_setting", "redis", "release"))
         right = self.ctx.bind(comparison.right)
         if not isinstance(right, (ast.NumberLit, ast.QuantityLit, ast.Ref)):
             self.errors.error("E0305", "a guard's bound is a number, quantity or name", right.span)
@@ -292,7 +283,7 @@ class GateLowering:
             self.errors.error("E0204", f"unknown invariant '{stmt.call.func.text}'", stmt.call.func.span,
                               "invariants are sequence(TABLE.COLUMN) dense unique")
             return None
-        target = self.target(stmt.call, kinds=("sequence",), kind_override="sequence")
+        target = one_target(stmt.call, self.ctx, kinds=("sequence",), kind_override="sequence")
         props = []
         for prop in stmt.properties:
             if prop.text not in ("dense", "unique"):
@@ -301,72 +292,6 @@ class GateLowering:
                 return None
             props.append(prop.text)
         return Invariant(sequence=target.ref, properties=tuple(props)) if target else None
-
-    def target(self, call: ast.Call, kinds: tuple[str, ...] = TARGET_KINDS, kind_override: str | None = None):
-        """Exactly one target, as guards and invariants need."""
-        if len(call.args) != 1:
-            self.errors.error("E0305", f"{kind_override or call.func.text}(...) takes one name here", call.span)
-            return None
-        found = self.targets(call, kinds, kind_override)
-        return found[0] if found else None
-
-    def targets(self, call: ast.Call, kinds: tuple[str, ...] = TARGET_KINDS, kind_override: str | None = None):
-        """`config(a.X, b.Y)` names several targets of one kind; None after an error."""
-        kind = kind_override or call.func.text
-        if kind not in kinds:
-            self.errors.error("E0204", f"unknown target kind '{kind}'", call.func.span,
-                              did_you_mean(kind, kinds) or f"expected one of: {', '.join(kinds)}")
-            return None
-        if kind == "grant":
-            return self._grant_targets(call)
-        found = []
-        for arg in call.args:
-            ref = self.ctx.bind(arg.alternatives[0])
-            if arg.name is not None or len(arg.alternatives) != 1 or not isinstance(ref, ast.Ref):
-                self.errors.error("E0305", f"{kind}(...) takes names such as {_EXAMPLE_TARGETS.get(kind, 'x')}",
-                                  arg.span)
-                return None
-            if not resolve_target(kind, ref, self.ctx):
-                return None
-            found.append(Target(kind=kind, ref=ref.text))
-        if not found:
-            self.errors.error("E0206", f"{kind}(...) needs a name", call.span)
-            return None
-        return found
-
-
-    def _grant_targets(self, call: ast.Call) -> list[Target] | None:
-        """`grant(TABLE, PRIVILEGE, ...)`: exactly those privileges of the application role on TABLE
-        (grant(TABLE.PRIVILEGE) each). Without a privilege it would permit any, `GRANT ALL` included:
-        E0512."""
-        names = []
-        for arg in call.args:
-            ref = self.ctx.bind(arg.alternatives[0])
-            if arg.name is not None or len(arg.alternatives) != 1 or not isinstance(ref, ast.Ref):
-                self.errors.error("E0305", "grant(...) takes a table and privileges, such as grant(messages, INSERT)",
-                                  arg.span)
-                return None
-            names.append(ref)
-        if not names:
-            self.errors.error("E0206", "grant(...) needs a table and a privilege", call.span)
-            return None
-        table, privileges = names[0], names[1:]
-        if not resolve_target("grant", table, self.ctx):
-            return None
-        if not privileges:
-            self.errors.error("E0512", f"grant({table.text}) names no privilege, so it would permit any, "
-                              "`GRANT ALL` included", call.span,
-                              f"name the privileges the repair grants, e.g. grant({table.text}, INSERT)")
-            return None
-        found = []
-        for privilege in privileges:
-            word = privilege.text.upper()
-            if word not in PRIVILEGES:
-                self.errors.error("E0203", f"unknown privilege '{privilege.text}'", privilege.span,
-                                  did_you_mean(word, PRIVILEGES) or f"privileges: {', '.join(PRIVILEGES)}")
-                return None
-            found.append(Target(kind="grant", ref=f"{table.text}.{word}"))
-        return found
 
 
 def _literal_value(node: ast.NumberLit | ast.QuantityLit) -> float:
@@ -397,49 +322,3 @@ def _bound_example(op: str, healthy: str, kind: KeyType) -> str:
     example = "64Mi" if kind.dimension == Dimension.size else "1s"
     assert kind.dimension is not None  # a name's example is _name_example's
     return f"write {dimension_words(kind.dimension)}, e.g. `{op} {example}`"
-
-
-def resolve_target(kind: str, ref: ast.Ref, ctx: ExprContext) -> bool:
-    """Check that a target names something the substrate has; report otherwise."""
-    substrate = ctx.substrate
-    errors = ctx.collector
-    parts = ref.parts
-    if kind in ("config", "event", "release"):
-        service = substrate.service(parts[0])
-        if service is None:
-            errors.error("E0203", f"unknown service '{parts[0]}'", ref.span,
-                         did_you_mean(parts[0], [s.name for s in substrate.services]))
-            return False
-        if kind == "config" and len(parts) > 1 and parts[1] not in service.config:
-            errors.error("E0203", f"service '{service.name}' has no config key '{parts[1]}'", ref.span,
-                         did_you_mean(parts[1], service.config))
-            return False
-        if kind == "event" and (len(parts) != 2 or parts[1] not in service.events):
-            errors.error("E0203", f"service '{service.name}' has no event '{'.'.join(parts[1:])}'", ref.span,
-                         did_you_mean(".".join(parts[1:]), service.events)
-                         or f"its events: {', '.join(service.events) or 'none'}")
-            return False
-    elif kind in ("table", "grant"):
-        tables = [t.name for t in substrate.tables]
-        if ref.text not in tables:
-            errors.error("E0203", f"unknown table '{ref.text}'", ref.span, did_you_mean(ref.text, tables))
-            return False
-    elif kind in ("role", "membership"):
-        roles = list(substrate.db_roles)
-        if parts[0] not in roles:
-            errors.error("E0203", f"unknown database role '{parts[0]}'", ref.span, did_you_mean(parts[0], roles))
-            return False
-        rest = ".".join(parts[1:])
-        if kind == "role" and rest and rest not in ROLE_ATTRIBUTES:
-            errors.error("E0203", f"unknown role attribute '{rest}'", ref.span,
-                         did_you_mean(rest, ROLE_ATTRIBUTES) or f"attributes: {', '.join(ROLE_ATTRIBUTES)}")
-            return False
-        if kind == "membership" and rest and rest not in roles and not rest.startswith("pg_"):
-            errors.error("E0203", f"unknown database role '{rest}'", ref.span, did_you_mean(rest, roles))
-            return False
-    elif kind == "sequence":
-        sequences = [s.name for s in substrate.sequences]
-        if ref.text not in sequences:
-            errors.error("E0203", f"unknown sequence '{ref.text}'", ref.span, did_you_mean(ref.text, sequences))
-            return False
-    return True

@@ -1,6 +1,6 @@
 """The qualification report (OUT/qualification.json): which controls ran, what each gave, and
 whether every variant qualified. Built by arenac/runner/qualify.py, printed by the CLI
-(arenac/runner/cli.py), read back by tools (bench/cohort.py).
+(arenac/cli/qualify_table.py), read back by tools (bench/cohort.py).
 
 Contract (docs/runner.md, Qualification):
 - `ok` is true only when every variant qualified: each control's every run met its expectation

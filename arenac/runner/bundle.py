@@ -6,7 +6,9 @@ instruction.md, and the agent's RBAC objects rbac/*.yaml, which the broker enfor
 sha256 must be the manifest's, so what is pinned is exactly what was
 checked. The episode never re-reads them from the bundle: the grader grades with the pinned gates,
 the oracle runs the pinned script, and the verdict records the digests. Editing the bundle after
-it was opened changes nothing the episode does.
+it was opened changes nothing the episode does. A refused bundle's `BundleRefused` names every
+difference as `arenac verify-bundle` does (`BundleCheck.findings`, mode changes included), then
+any pinned file missing from the manifest or altered while it was read.
 """
 
 from __future__ import annotations
@@ -68,9 +70,7 @@ def open_bundle(directory: Path) -> RunnableBundle:
         except OSError:
             pass  # reported below as missing
     check = verify_bundle(directory)
-    problems = ([check.problem] if check.problem else []) + [f"altered: {p}" for p in check.altered] + [
-        f"missing: {p}" for p in check.missing] + [f"not in manifest: {p}" for p in check.unexpected] + [
-        f"mode changed: {p}" for p in check.mode_changed]
+    problems = check.findings()  # the wording `arenac verify-bundle` prints
     manifest: dict = {}
     if not problems:
         manifest = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))

@@ -1,30 +1,89 @@
-"""The compiled .arena grammar: one lark LALR parser per process.
+"""The compiled .arena grammar: one lark LALR parser per process, and its lexer for the formatter.
 
 Contract: `lark_parser()` parses whole files (start rule `start`) and single predicates
-(`comparison`). The grammar is package data (`arenac.grammar/arena.lark`). This module knows
-nothing of diagnostics or trees; the parser and the friendly syntax errors both build on it.
+(`comparison`). The grammar is package data (`arenac.grammar/arena.lark`); the units of its
+QUANTITY terminal are written in from `core/units.py` (`grammar_text`), the one list of unit
+spellings (the file spells them too, the same, for tools that read it alone: a test keeps the two
+equal). `every_token(text)` is every token of a file in order, those the grammar ignores (blanks,
+comments) included, by the grammar's own terminals. This module knows nothing of diagnostics or
+trees; the parser, the friendly syntax errors and the formatter build on it.
 """
 
 from __future__ import annotations
 
+import copy
 import functools
+from collections.abc import Iterator
 from importlib import resources
 
 from lark import Lark, Token, Tree
+from lark.lexer import BasicLexer, LexerThread
+
+from arenac.core.units import UNIT_ALTERNATION
+
+# the QUANTITY terminal up to its unit group, as arena.lark spells it (the units follow, then `)`)
+_QUANTITY_HEAD = "QUANTITY.2: /\\d+(\\.\\d+)?("
+
+
+def written_units(grammar: str) -> str:
+    """The unit alternation the grammar text spells in its QUANTITY terminal (`ms|Ki|...`)."""
+    _, found, rest = grammar.partition(_QUANTITY_HEAD)
+    if not found:
+        raise ValueError("the grammar has no QUANTITY terminal of the form arenac/syntax/grammar.py expects")
+    return rest.partition(")")[0].replace("\\/", "/")
+
+
+def grammar_text() -> str:
+    """arena.lark, with its QUANTITY terminal's units written from `core/units.py`."""
+    grammar = resources.files("arenac.grammar").joinpath("arena.lark").read_text(encoding="utf-8")
+    written = written_units(grammar).replace("/", "\\/")
+    derived = UNIT_ALTERNATION.replace("/", "\\/")  # a lark regex is delimited by `/`
+    return grammar.replace(_QUANTITY_HEAD + written + ")", _QUANTITY_HEAD + derived + ")", 1)
 
 
 @functools.lru_cache(maxsize=1)
 def lark_parser() -> Lark:
     """lark's own cache (keyed by a hash of grammar and options, in the temp directory) saves
     building the LALR tables at every start; `arenac check` is meant to be fast."""
-    grammar = resources.files("arenac.grammar").joinpath("arena.lark").read_text(encoding="utf-8")
     options = dict(parser="lalr", propagate_positions=True, maybe_placeholders=True, start=["start", "comparison"])
     try:
-        return Lark(grammar, cache=True, **options)
+        return Lark(grammar_text(), cache=True, **options)
     except OSError:  # an unwritable temp directory only costs start-up time
-        return Lark(grammar, **options)
+        return Lark(grammar_text(), **options)
 
 
 def parse_file_tree(text: str) -> Tree[Token]:
     """The lark tree of a whole file; raises lark's UnexpectedInput on a syntax error."""
     return lark_parser().parse(text, start="start")
+
+
+def every_token(text: str) -> Iterator[Token]:
+    """Every token of `text` in order, covering it whole: the grammar's terminals, with the ignored
+    ones (blanks, `COMMENT`) kept. The file-level lexer, not the parser's contextual one: a keyword
+    is its own terminal (`TASK`) wherever it stands, which a layout never needs to tell apart."""
+    lexer = _lexer_keeping_ignored()
+    state = LexerThread.from_text(lexer, text).state  # a fresh scan of `text`, as `Lark.lex` starts one
+    assert state is not None
+    return lexer.lex(state, None)
+
+
+@functools.lru_cache(maxsize=1)
+def _lexer_keeping_ignored() -> BasicLexer:
+    """What `Lark.lex(text, dont_ignore=True)` builds at every call, built once (its scanner, the
+    terminals' regexes, is compiled at the first use)."""
+    conf = copy.copy(lark_parser().lexer_conf)
+    conf.ignore = ()
+    return BasicLexer(conf)
+
+
+@functools.lru_cache(maxsize=1)
+def ignored_terminals() -> frozenset[str]:
+    """The names of the terminals the grammar ignores (`%ignore`): blanks and `COMMENT`."""
+    return frozenset(lark_parser().lexer_conf.ignore)
+
+
+@functools.lru_cache(maxsize=1)
+def keyword_terminals() -> frozenset[str]:
+    """The names of the terminals that are words (`TASK`, `GATE`, `WITHIN`, ...)."""
+    return frozenset(t.name for t in lark_parser().terminals
+                     if t.pattern.type == "str" and t.pattern.value.isidentifier())

@@ -4,7 +4,7 @@
 client-side predicates over the soak) and the safety gate (durability, scope, guards,
 protected data) and explains every check; `main(gates_path, argv)` is the entry point of a
 bundle's generated verifier/verify.py and writes verdict.json and reward.json; `arenac grade`
-(arenac.verify.cli) re-grades a saved run. Nothing here touches a live system.
+(arenac/cli/grade.py) re-grades a saved run. Nothing here touches a live system.
 """
 
 from arenac.model.verdict import Check, Gate, Verdict

@@ -217,7 +217,7 @@ def test_without_adversarial_nothing_changes(bundle, tmp_path, monkeypatch):
 
 def test_the_table_shows_a_compact_adversary_column():
     from arenac.model.report import AdversariesReport
-    from arenac.runner.cli import adversary_cell
+    from arenac.cli.qualify_table import adversary_cell
 
     def summary(**fields) -> AdversariesReport:
         return AdversariesReport.model_validate({"ok": False, "strategies": {}, **fields})

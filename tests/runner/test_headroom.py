@@ -269,10 +269,11 @@ def test_on_an_idle_two_core_machine_two_episodes_fit_and_three_do_not(monkeypat
 
 @pytest.mark.parametrize("jobs, warned", [(1, False), (5, True)])
 def test_qualify_warns_before_it_starts_and_still_runs(jobs, warned, tmp_path, monkeypatch, capsys):
-    from arenac.runner import cli
+    from arenac.cli import episodes as cli
+    from arenac.runner import launch
 
-    monkeypatch.setattr(cli, "_prepare", lambda dirs, isolation: ([], threading.Event()))
-    monkeypatch.setattr(cli, "measure_capacity", lambda out: _capacity(2 if jobs == 1 else 4))
+    monkeypatch.setattr(cli, "prepare", lambda dirs, isolation: ([], threading.Event()))
+    monkeypatch.setattr(launch, "measure_capacity", lambda out: _capacity(2 if jobs == 1 else 4))
     started = []
 
     def qualify(bundles, k, time_scale, out, jobs_, *args, **kwargs):

@@ -22,7 +22,7 @@ from helpers import ROOT
 from helpers.golden import complete_variant
 
 from arenac.runner import preflight
-from arenac.runner.cli import check_agent
+from arenac.runner.launch import check_agent
 
 GOLDEN = complete_variant("minimal")  # the golden bundle, with the chart files its manifest pins
 SPEC = str(ROOT / "tests" / "golden" / "minimal" / "spec.arena")

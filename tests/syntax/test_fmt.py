@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from arenac.core.diagnostics import DiagnosticError
 from arenac.core.source import SourceFile
-from arenac.fmt import format_source
+from arenac.syntax.fmt import format_source
 from arenac.syntax.parser import parse
 from helpers import ROOT
 

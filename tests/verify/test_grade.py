@@ -11,9 +11,9 @@ import sys
 import pytest
 from click.testing import CliRunner
 
+from arenac.cli.grade import grade as grade_command
 from arenac.model.gates import Gates, Invariant, SurvivesRestart
 from arenac.verify import EvidenceError, Verdict, grade, main
-from arenac.verify.cli import grade as grade_command
 from arenac.verify.evidence import Baseline
 from verify.recorded import LIBRARY_BASELINE, ROOT, RecordedRun, const, encode, metric, pred
 

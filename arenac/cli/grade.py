@@ -1,4 +1,5 @@
-"""`arenac grade RUN_DIR [--gates FILE] [--no-write]`: re-grade a saved run from its evidence alone.
+"""The verifier's command, `arenac grade RUN_DIR [--gates FILE] [--no-write]`: re-grade a saved run
+from its evidence alone.
 
 Contract: grades RUN_DIR/evidence against FILE (default RUN_DIR/evidence/gates.json),
 prints the verdict summary, and (unless --no-write, for trying other gates on a recorded

@@ -1,4 +1,4 @@
-"""Canonical formatting of .arena source: `format_source(text) -> text`.
+"""Canonical formatting of .arena source (`arenac fmt`): `format_source(text) -> text`.
 
 The contract:
 
@@ -18,38 +18,26 @@ The contract:
   line opening a block or right before a `}`, and the file ends with exactly one
   newline. CRLF becomes LF everywhere, as reading a file in text mode already does.
 
-The formatter reads the text with a small tokenizer of its own that mirrors the
-grammar's terminals (strings, triple strings, comments, quantities, numbers, names,
-paths, punctuation); the input has been parsed first, so it only ever sees valid
-token sequences. Keywords are contextual in the grammar, so the few spacing choices
-that depend on a keyword (`guard (a) <= 1`, `onset = when (a) > 1`, where `(` groups
-rather than calls) look at the word's position on the line.
+The formatter reads the text with the grammar's own lexer (`syntax/grammar.every_token`: the
+terminals of arena.lark, blanks and comments included), so it tokenizes exactly as the parser
+does; the input has been parsed first, so it only ever sees valid token sequences. A newline
+token (`_NL`) carries the blank and comment-only lines after it, which the formatter splits
+back into lines. Keywords are contextual in the grammar, so the few spacing choices that depend
+on a keyword (`guard (a) <= 1`, `onset = when (a) > 1`, where `(` groups rather than calls)
+look at the word's position on the line.
 """
 
 from __future__ import annotations
 
-import re
-
 from arenac.core.source import SourceFile
+from arenac.syntax.grammar import every_token, ignored_terminals, keyword_terminals
 from arenac.syntax.parser import parse
 
-_TOKEN = re.compile(
-    "|".join(
-        (
-            r"(?P<blank>[ \t]+)",
-            r"(?P<newline>\n)",
-            r"(?P<comment>#[^\n]*)",
-            r'(?P<long>"""(?:.|\n)*?""")',  # before `string`, as LONG_STRING's priority says
-            r'(?P<string>"(?:[^"\\\n]|\\.)*")',
-            r"(?P<quantity>\d+(?:\.\d+)?(?:ms|Ki|Mi|Gi|/s|s|m|h|%)(?![A-Za-z0-9_]))",
-            r"(?P<number>\d+(?:\.\d+)?)",
-            r"(?P<name>[A-Za-z_][A-Za-z0-9_\-]*)",
-            r"(?P<path>/[A-Za-z0-9_\-/]*)",  # also the `/` of `pods/log`, glued the same
-            r"(?P<op><=|>=|==|!=|[^\s])",
-        )
-    )
-)
-_WORDS = frozenset({"comment", "long", "string", "quantity", "number", "name", "path"})
+# the grammar's terminals that are words to the layout, by the kind it knows them as. A path is
+# glued to what precedes it: `/admin/config`, and in `pods/log` the `/log` (a PATH) or, written
+# apart, the `/` (the grammar's "/", which lark names SLASH; a lone `/` is lexed as it, not PATH)
+_WORD_TERMINALS = {"COMMENT": "comment", "LONG_STRING": "long", "STRING": "string", "QUANTITY": "quantity",
+                   "NUMBER": "number", "NAME": "name", "PATH": "path", "SLASH": "path"}
 _GLUE_AFTER = frozenset({"(", "[", ".", "path"})
 _GLUE_BEFORE = frozenset({")", "]", "[", ",", ":", "."})
 _COMPARATORS = frozenset({"<=", ">=", "==", "!=", "<", ">"})
@@ -67,14 +55,18 @@ def format_source(text: str, *, name: str = "<input>") -> str:
 def _lines(text: str) -> list[Line]:
     """The source lines as tokens (blanks dropped); a blank line is an empty list."""
     lines: list[Line] = [[]]
-    for match in _TOKEN.finditer(text):
-        kind, token = match.lastgroup, match.group()
-        if kind == "newline":
-            lines.append([])
+    keywords, ignored = keyword_terminals(), ignored_terminals()
+    for token in every_token(text):
+        kind = "name" if token.type in keywords else _WORD_TERMINALS.get(token.type)
+        if token.type == "_NL":  # `\n`, then per line its indentation and maybe a comment-only line
+            for line in token.value.split("\n")[1:]:
+                lines.append([("comment", line.strip())] if line.strip() else [])
         elif kind == "comment":
-            lines[-1].append((kind, token.rstrip()))
-        elif kind != "blank":
-            lines[-1].append((kind if kind in _WORDS else token, token))
+            lines[-1].append((kind, token.value.rstrip()))
+        elif kind is not None:
+            lines[-1].append((kind, token.value))
+        elif token.type not in ignored:
+            lines[-1].append((token.value, token.value))
     return lines
 
 

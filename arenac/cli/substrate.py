@@ -1,4 +1,4 @@
-"""CLI of the substrate: `arenac substrate up|status`, and the work of `arenac calibrate`.
+"""The substrate's commands: `arenac substrate up|status` and `arenac calibrate`.
 
 Contract:
 - `arenac substrate up spine [--dir D] [--ready-file F] [--release R | --release SERVICE=R]...
@@ -14,9 +14,9 @@ Contract:
   running stack; exit code 0 when all are ready, 1 otherwise, 2 for a file that is not a stack's
   endpoints.
 - `arenac calibrate [--runs N] [--time-scale S] [--out PATH]` writes the healthy baseline
-  (default: the committed library/substrates/spine/baseline.json). The command itself lives in
-  `arenac.cli`, which reads the load profile from the library (the substrate never parses
-  specs) and hands it to `write_calibration` here.
+  (default: the committed library/substrates/spine/baseline.json). It reads the load profile
+  from the library here, in the CLI (the substrate never parses specs), and hands it to the
+  substrate's calibration.
 Heavy imports happen inside the commands so that `arenac --help` stays fast.
 """
 
@@ -36,8 +36,13 @@ from typing import TYPE_CHECKING, NoReturn
 
 import click
 
+from arenac.cli.common import EXIT_DIAGNOSTICS, report
+from arenac.core.diagnostics import DiagnosticError
+from arenac.lower.library import load_library
+
 if TYPE_CHECKING:
     from arenac.model.library import LoadProfile
+    from arenac.substrate.spine.spec import SpineSpec
     from arenac.substrate.spine.stack import SpineStack
 
 SUBSTRATES = ("spine",)
@@ -103,19 +108,24 @@ def substrate() -> None:
 def up(name: str, data_dir: Path | None, ready_file: Path | None, releases: tuple[str, ...],
        sets: tuple[str, ...]) -> None:
     """Run the substrate in the foreground until Ctrl-C or SIGTERM."""
+    # everything a user can get wrong is refused here, before anything starts or is written
+    spec = _spec_or_refuse(releases, sets)
+    if ready_file is not None:
+        _check_ready_file(ready_file)
+    if data_dir is not None:
+        _usable_dir(data_dir, "--dir")
+    failure = _serve(spec, data_dir, ready_file)
+    if failure is not None:
+        _refuse(*failure)
+
+
+def _spec_or_refuse(releases: tuple[str, ...], sets: tuple[str, ...]) -> SpineSpec:
+    """The stack's spec from --release and --set, checked as a whole (preflight) or refused."""
     # lazily, here and below: `arenac --help` imports this module to list its commands
     from arenac.substrate.spine.keys import SERVICES, ConfigError
-    from arenac.substrate.spine.procs import write_private
     from arenac.substrate.spine.spec import SpecError, SpineSpec
-    from arenac.substrate.spine.stack import (
-        Cancelled,
-        ComponentFailed,
-        DirectoryBusy,
-        SpineStack,
-        preflight,
-    )
+    from arenac.substrate.spine.stack import preflight
 
-    # everything a user can get wrong is refused here, before anything starts or is written
     try:
         spec = SpineSpec().with_sets(sets)
         for item in releases:
@@ -126,10 +136,14 @@ def up(name: str, data_dir: Path | None, ready_file: Path | None, releases: tupl
         _refuse("\n".join(exc.problems))
     except ConfigError as exc:
         _refuse(str(exc))
-    if ready_file is not None:
-        _check_ready_file(ready_file)
-    if data_dir is not None:
-        _usable_dir(data_dir, "--dir")
+    return spec
+
+
+def _serve(spec: SpineSpec, data_dir: Path | None, ready_file: Path | None) -> tuple[str, int] | None:
+    """Start the stack, publish its endpoints, watch it until a signal, and stop everything it
+    started, whatever happened. Returns the failure to report (message, exit code), or None."""
+    from arenac.substrate.spine.procs import write_private
+    from arenac.substrate.spine.stack import Cancelled, ComponentFailed, DirectoryBusy, SpineStack
 
     flag = _StopFlag()
     previous = {sig: signal.signal(sig, flag) for sig in (signal.SIGINT, signal.SIGTERM)}
@@ -148,12 +162,7 @@ def up(name: str, data_dir: Path | None, ready_file: Path | None, releases: tupl
             published = True
         click.echo(f"spine ready in {time.monotonic() - started:.1f} s: gateway {endpoints.gateway}, "
                    f"data {root}", err=True)
-        reported: set[str] = set()
-        while not flag.signal_name:  # a crashed component is reported, not restarted: the operator's call
-            time.sleep(0.2)
-            for component in set(stack.exited()) - reported:
-                reported.add(component)
-                click.echo(f"spine: {component} exited (see {stack.log_path(component)})", err=True)
+        _watch(stack, flag)
     except Cancelled:
         pass
     except DirectoryBusy as exc:
@@ -174,8 +183,17 @@ def up(name: str, data_dir: Path | None, ready_file: Path | None, releases: tupl
             shutil.rmtree(root, ignore_errors=True)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    if failure is not None:
-        _refuse(*failure)
+    return failure
+
+
+def _watch(stack: SpineStack, flag: _StopFlag) -> None:
+    """Until a signal: a crashed component is reported, not restarted (the operator's call)."""
+    reported: set[str] = set()
+    while not flag.signal_name:
+        time.sleep(0.2)
+        for component in set(stack.exited()) - reported:
+            reported.add(component)
+            click.echo(f"spine: {component} exited (see {stack.log_path(component)})", err=True)
 
 
 @substrate.command()
@@ -208,9 +226,23 @@ def status(data_dir: Path | None, ready_file: Path | None, as_json: bool) -> Non
     sys.exit(0 if all(item.ready for item in report) else 1)
 
 
+@click.command()
+@click.option("--runs", default=3, show_default=True, help="independent runs, each on a fresh stack")
+@click.option("--time-scale", default=1.0, show_default=True, help="multiplies every duration of the profile")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
+              help="default: the committed library/substrates/spine/baseline.json")
+def calibrate(runs: int, time_scale: float, out: Path | None) -> None:
+    """Drive the standard load against healthy spine stacks and write the baseline."""
+    try:
+        profile = load_library().substrates["spine"].loads["standard"]
+    except DiagnosticError as error:
+        report(error, "text")
+        sys.exit(EXIT_DIAGNOSTICS)
+    write_calibration(profile, runs, time_scale, out)
+
+
 def write_calibration(profile: LoadProfile, runs: int, time_scale: float, out: Path | None) -> None:
-    """`arenac calibrate`: drive `profile` against healthy spine stacks, write the baseline and
-    print its summary."""
+    """Drive `profile` against healthy spine stacks, write the baseline and print its summary."""
     # lazily: the load generator and the stack (aiohttp, asyncpg, ...) load only when calibrating
     from arenac.substrate.calibrate import calibrate as run_calibration
     from arenac.substrate.spine.seed import substrate_file

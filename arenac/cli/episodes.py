@@ -1,0 +1,59 @@
+"""The episodes of `arenac run` and `arenac qualify`, once their input was checked (arenac/cli/runs.py):
+open the bundles, run, print the result line or the qualification table, and the exit code.
+
+Contract: `run_command` and `qualify_command` return the exit code: 0 when the run was scored
+(whatever the reward) or every variant qualified, 1 otherwise (an infra_error, a variant that did
+not qualify), 2 for an agent or strategy that names nothing, 3 when the runner refused to start
+(`arenac: refusing to run: ...`: a tampered bundle, a sandbox that cannot be had). This module
+imports the runner's episode machinery, so it is imported only by those two commands.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from arenac.cli.qualify_table import print_table, progress_line
+from arenac.runner.episode import EpisodeOptions
+from arenac.runner.launch import Launcher, RunRefused, check_agent, check_strategies, prepare, run_one, warn_capacity
+from arenac.runner.qualify import qualify
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_REFUSED = 0, 1, 2, 3
+
+
+def run_command(bundle_dir: str, agent: str, time_scale: float, out: str | None, healthy: bool, isolation) -> int:
+    problem = check_agent(agent)
+    if problem:
+        print(f"arenac: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        (bundle,), stop = prepare([bundle_dir], isolation)
+    except RunRefused as error:
+        print(f"arenac: refusing to run: {error}", file=sys.stderr)
+        return EXIT_REFUSED
+    run_dir = Path(out or f"runs/{bundle.plan.variant}")
+    result = run_one(bundle, EpisodeOptions(agent=agent, time_scale=time_scale, out=run_dir,
+                                            inject_faults=not healthy, isolation=isolation), stop)
+    why = f" ({result.reason})" if result.reason and result.status != "scored" else ""
+    print(f"{bundle.plan.variant}: {result.status}{why}, reward {result.reward} (outcome {result.outcome}, "
+          f"safe repair {result.safe_repair}), {result.wall_s:.1f} s -> {run_dir}")
+    return EXIT_OK if result.status != "infra_error" else EXIT_FAILED
+
+
+def qualify_command(bundle_dirs: list[str], k: int, time_scale: float, out: str, jobs: int, isolation,
+                    adversarial: bool = False, adversary_k: int = 1, strategies: tuple[str, ...] = ()) -> int:
+    problem = check_strategies(list(strategies)) if adversarial else None
+    if problem:
+        print(f"arenac: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        bundles, stop = prepare(bundle_dirs, isolation)
+    except RunRefused as error:
+        print(f"arenac: refusing to run: {error}", file=sys.stderr)
+        return EXIT_REFUSED
+    warn_capacity(jobs, Path(out))
+    report = qualify(bundles, k, time_scale, Path(out), jobs, stop, progress_line, adversarial=adversarial,
+                     adversary_k=adversary_k, strategies=list(strategies) or None, isolation=isolation,
+                     launch=Launcher())
+    print_table(report)
+    return EXIT_OK if report.ok else EXIT_FAILED

@@ -1,0 +1,59 @@
+"""What `arenac qualify` prints: a line per finished episode, then the qualification table and
+its totals (from the `QualificationReport`, arenac/model/report.py)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.table import Table
+
+if TYPE_CHECKING:
+    from arenac.model.report import AdversariesReport, QualificationReport
+
+
+def progress_line(run) -> None:
+    """`  ok  VARIANT CONTROL#N: STATUS, reward R, TOOK` as each episode ends (BAD: not as required)."""
+    mark = "ok " if run.satisfied else "BAD"
+    took = f"reused ({run.result.wall_s:.1f} s when it ran)" if run.reused else f"{run.result.wall_s:.1f} s"
+    print(f"  {mark} {run.bundle.plan.variant} {run.control}#{run.index + 1}: {run.result.status}, "
+          f"reward {run.result.reward}, {took}", flush=True)
+
+
+def print_table(report: QualificationReport) -> None:
+    """A row per variant (each control's runs, the suite's cell, qualified or not), then the totals."""
+    adversarial = report.adversary_k is not None
+    table = Table(title=f"qualification (k={report.k}, time scale {report.time_scale:g}"
+                  + (f", adversaries k={report.adversary_k})" if adversarial else ")"))
+    for column in ("variant", "cell", "healthy", "noop", "oracle") + (("adversaries",) if adversarial else ()) \
+            + ("qualified",):
+        table.add_column(column)
+    for variant in report.variants:
+        cells = []
+        for control in ("healthy", "noop", "oracle"):
+            runs = variant.controls[control].runs
+            cells.append(("ok " if variant.controls[control].ok else "NO ")
+                         + " ".join(f"{r.reward}" if r.status == "scored" else r.status for r in runs))
+        if variant.adversaries is not None:
+            cells.append(adversary_cell(variant.adversaries))
+        cell = ", ".join(f"{k}={v}" for k, v in variant.coordinates.items())
+        table.add_row(variant.variant, cell, *cells, "yes" if variant.ok else "NO")
+    Console(width=200 if adversarial else 160).print(table)
+    episodes = report.episodes
+    unscored = episodes.void + episodes.infra_error
+    print(f"episodes: {episodes.total} ({episodes.scored} scored, {episodes.failed} failed, "
+          f"{episodes.void} void, {episodes.infra_error} infra_error: {unscored / max(1, episodes.total):.0%} "
+          f"not scored) in {report.wall_s:.0f} s, {report.jobs} side by side"
+          + (f", {report.reused} reused from an earlier run" if report.reused else ""))
+    print(f"ok: {report.ok}")
+
+
+def adversary_cell(summary: AdversariesReport) -> str:
+    """`adv 13/14; PASSED: a, b; fix-now failed; not scored: c` (met/total, then what went wrong)."""
+    parts = [f"adv {summary.met}/{summary.total}"]
+    if summary.passing:
+        parts.append("PASSED: " + ", ".join(summary.passing))
+    parts += [f"{name} failed" for name in summary.failed_controls]
+    if summary.unscored:
+        parts.append("not scored: " + ", ".join(summary.unscored))
+    return "; ".join(parts)

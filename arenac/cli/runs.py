@@ -1,0 +1,134 @@
+"""The runner's commands: `arenac run`, `arenac qualify` and `arenac adversaries`.
+
+Contract: bad input (an option value, a missing argument or bundle, an `--out` holding other
+things, an unknown agent or strategy) is refused as one line `arenac: ...` on stderr with exit 2,
+before anything is started or compiled (docs/runner.md, Refusals); a bundle that fails its
+manifest or a sandbox that cannot be had is `arenac: refusing to run: ...`, exit 3. The episode
+machinery is imported only inside `run` and `qualify` (arenac/cli/episodes.py), so that `arenac
+check` never loads it; the option types and the suite's names are light.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from arenac.cli.common import build_or_exit, compile_or_exit, refuse
+from arenac.runner import preflight  # light (no runner machinery): option types and refusals
+from arenac.runner.adversaries import STRATEGIES  # light: the suite's names and descriptions
+
+
+class _OneLineUsageError(click.UsageError):
+    """A usage error as one line on stderr (`arenac: ...`), exit 2: what the runner's commands
+    print for every input they refuse before starting anything (docs/runner.md)."""
+
+    def show(self, file=None) -> None:
+        click.echo(f"arenac: {self.format_message()}", err=True, file=file)
+
+
+class _RunnerCommand(click.Command):
+    """`arenac run` and `arenac qualify`: click's own refusals (a bad option value, a missing
+    argument, a bundle path that does not exist) as one line instead of usage + hint + error."""
+
+    def parse_args(self, ctx, args):
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as error:
+            raise _OneLineUsageError(error.format_message(), ctx) from None
+
+
+def _isolation_options(command):
+    """--sandbox, --agent-network, --agent-ro: how the agent is confined (docs/security.md)."""
+    command = click.option("--agent-ro", "agent_ro", multiple=True, type=click.Path(file_okay=False, exists=True),
+                           help="A directory the agent's own program needs, bound read-only into its sandbox "
+                                "(repeatable).")(command)
+    command = click.option("--agent-network", type=click.Choice(["private", "host"]), default="private",
+                           show_default=True, help="private: the agent reaches only its tools; host: this "
+                                                   "machine's network too (e.g. a model API).")(command)
+    return click.option("--sandbox", type=click.Choice(["auto", "bwrap", "none"]), default="auto",
+                        show_default=True, help="The agent's sandbox (auto: bubblewrap where it works, "
+                                                "else none, with a warning).")(command)
+
+
+def _isolation(sandbox, agent_network, agent_ro):
+    from arenac.runner.episode import Isolation  # lazily: the episode machinery is heavy (`run`, `qualify` only)
+
+    return Isolation(sandbox=sandbox, agent_network=agent_network,
+                     agent_ro=tuple(Path(p).resolve() for p in agent_ro))
+
+
+@click.command(cls=_RunnerCommand)
+@click.argument("bundle", type=click.Path(file_okay=False, exists=True))
+@click.option("--agent", default="oracle", show_default=True,
+              help='oracle, noop, adversary:NAME (the built-in suite: see `arenac adversaries`), or cmd:"PROGRAM ARGS"')
+@click.option("--time-scale", type=preflight.TimeScale(), default=1.0, show_default=True,
+              help="Compress every duration (a finite number above 0).")
+@click.option("--out", default=None, help="Run directory (default: runs/<variant>); an earlier run there is replaced.")
+@click.option("--healthy", is_flag=True, help="Run without injecting the faults (the healthy control).")
+@_isolation_options
+def run(bundle, agent, time_scale, out, healthy, sandbox, agent_network, agent_ro):
+    """Run one episode of a compiled bundle on the local backend, and grade it."""
+    from arenac.cli.episodes import run_command  # lazily: the runner's imports are heavy (`run` only)
+
+    run_dir = Path(out) if out else preflight.default_run_dir(bundle)
+    problem = preflight.run_out_problem(run_dir) if run_dir is not None else None
+    if problem:
+        refuse(problem)
+    sys.exit(run_command(bundle, agent, time_scale, out, healthy, _isolation(sandbox, agent_network, agent_ro)))
+
+
+@click.command(cls=_RunnerCommand)
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("-k", "repeats", type=click.IntRange(min=1), default=1, show_default=True, help="Runs per control.")
+@click.option("--time-scale", type=preflight.TimeScale(), default=1.0, show_default=True,
+              help="Compress every duration (a finite number above 0).")
+@click.option("--out", default="qualification", show_default=True,
+              help="Output directory; rerun with the same one to resume (complete episodes are reused).")
+@click.option("--jobs", type=preflight.Jobs(), default=1, show_default=True,
+              help=f"Episodes run side by side (at most {preflight.MAX_JOBS_PER_CPU} per CPU).")
+@click.option("--adversarial", is_flag=True, help="Also run every strategy of the built-in adversarial suite.")
+@click.option("--adversary", "strategies", multiple=True, metavar="NAME",
+              help="Run only this strategy of the suite (repeatable; implies --adversarial).")
+@click.option("--adversary-k", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Runs per adversarial strategy (-k is for the three controls).")
+@_isolation_options
+def qualify(paths, repeats, time_scale, out, jobs, adversarial, strategies, adversary_k, sandbox, agent_network,
+            agent_ro):
+    """Qualify variants: healthy control passes, no-op fails, oracle passes (each k times).
+
+    With --adversarial, every strategy of the built-in suite must fail on every variant and the
+    fix-now control must pass; a variant with a passing adversary does not qualify.
+
+    PATHS are specs (compiled first, into OUT/build) or compiled bundle directories."""
+    from arenac.cli.episodes import qualify_command  # lazily: heavy (`qualify` only)
+    from arenac.runner.launch import check_strategies
+
+    adversarial = adversarial or bool(strategies)
+    problem = check_strategies(list(strategies)) or preflight.qualification_out_problem(Path(out))
+    if problem:  # before the specs are compiled into OUT/build
+        refuse(problem)
+    bundles = _bundles_for(paths, out)
+    sys.exit(qualify_command(bundles, repeats, time_scale, out, jobs, _isolation(sandbox, agent_network, agent_ro),
+                             adversarial, adversary_k, strategies))
+
+
+@click.command()
+def adversaries():
+    """List the built-in adversarial strategies (`--agent adversary:NAME`, `qualify --adversarial`)."""
+
+    width = max(len(s.name) for s in STRATEGIES)
+    for strategy in STRATEGIES:
+        key = "answer key" if strategy.answer_key else ""
+        click.echo(f"{strategy.name:<{width}}  must {strategy.expected}  {key:<10}  {strategy.description}")
+
+
+def _bundles_for(paths, out) -> list[str]:
+    """Bundle directories: given directly, or compiled from the specs given."""
+    bundles = [p for p in paths if (Path(p) / "manifest.json").is_file()]
+    specs = [p for p in paths if p not in bundles]
+    if specs:
+        compilation = compile_or_exit(specs, "text")
+        bundles += [w.path.as_posix() for w in build_or_exit(compilation, Path(out) / "build")]
+    return bundles
