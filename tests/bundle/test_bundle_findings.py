@@ -9,9 +9,9 @@ import shutil
 import pytest
 
 from arenac.bundle import BundleCheck, verify_bundle
-from helpers import ROOT
+from helpers.golden import complete_variant
 
-(GOLDEN,) = (ROOT / "tests" / "golden" / "minimal" / "expected" / "minimal").glob("minimal-*")
+GOLDEN = complete_variant("minimal")  # the golden bundle with its vendored chart files restored
 
 
 @pytest.fixture

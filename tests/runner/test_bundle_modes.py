@@ -11,10 +11,11 @@ import sys
 
 import pytest
 from helpers import ROOT
+from helpers.golden import complete_variant
 
 from arenac.runner.bundle import BundleRefused, open_bundle
 
-(GOLDEN,) = (ROOT / "tests" / "golden" / "minimal" / "expected" / "minimal").glob("minimal-*")
+GOLDEN = complete_variant("minimal")  # the golden bundle with its vendored chart files restored
 
 
 @pytest.fixture
