@@ -276,6 +276,9 @@ def summarize(trials: Sequence[Trial], ks: Sequence[int] = (), *, resamples: int
               seed: int = DEFAULT_SEED, confidence: float = DEFAULT_CONFIDENCE) -> CampaignSummary:
     """The campaign's figures: the leaderboard (per agent, pooled), and per agent its pass@1, its
     pass@k and pass^k for each k in `ks`, and its breakdowns per task, layer, access and substrate."""
+    if any(k < 1 for k in ks):
+        raise ValueError(f"every k must be at least 1, not {sorted(ks)}")
+
     def estimate(agent: str, estimator: Estimator, k: int) -> AgentEstimate:
         return agent_estimate(trials, agent, estimator, k, resamples=resamples, seed=seed, confidence=confidence)
 

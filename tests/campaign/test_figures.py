@@ -130,3 +130,5 @@ def test_the_summary_carries_every_figure_and_every_exclusion() -> None:
     assert [breakdown.dimension for breakdown in a.breakdowns] == ["task", "layer", "access", "substrate"]
     assert b.pass_at_1.excluded == Excluded(void=1)
     assert summarize(trials, ks=(1,), resamples=200) == summary  # deterministic
+    with pytest.raises(ValueError, match=r"every k must be at least 1, not \[0, 2\]"):
+        summarize([], ks=(2, 0))
