@@ -74,7 +74,7 @@ def merge_repeats(diagnostics: Iterable[Diagnostic], counted: Callable[[int], st
     appearance. "The same" is the code, span, hint and note, and the message as `shared` reads it
     (e.g. without the variant it names). A group of N > 1 becomes its shared message followed by
     `(counted(N))` ("in 4 variants", "3 uses of M"); a diagnostic said once is kept as it was."""
-    groups: dict[tuple, list[Diagnostic]] = {}
+    groups: dict[tuple[object, ...], list[Diagnostic]] = {}
     for diagnostic in diagnostics:
         key = (diagnostic.code, diagnostic.span, shared(diagnostic), diagnostic.hint, diagnostic.note,
                diagnostic.severity)

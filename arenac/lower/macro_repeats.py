@@ -8,7 +8,7 @@ one, "(N uses of MACRO)". Every other diagnostic passes through unchanged, in or
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from arenac.core.diagnostics import Diagnostic, merge_repeats
 from arenac.core.source import Span
@@ -28,8 +28,12 @@ def merge_macro_repeats(diagnostics: Iterable[Diagnostic], macros: Mapping[str, 
             inside.setdefault(macro, []).append(diagnostic)
     merged = outside
     for macro, found in inside.items():
-        merged.extend(merge_repeats(found, lambda n, name=macro: f"{n} uses of {name}"))
+        merged.extend(merge_repeats(found, _uses_of(macro)))
     return merged
+
+
+def _uses_of(macro: str) -> Callable[[int], str]:
+    return lambda count: f"{count} uses of {macro}"
 
 
 def _innermost(span: Span | None, macros: Mapping[str, ast.MacroDef]) -> str | None:

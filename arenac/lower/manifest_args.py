@@ -41,6 +41,8 @@ class _Filled:
 
 def check_manifest_args(decl: ast.FaultDecl, template: FaultTemplate, args: dict[str, tuple],
                         ctx: ExprContext) -> bool:
+    """Report, at the author's argument, what it breaks in the manifestation predicate (see the
+    module doc); False when there was something to report."""
     written = _written(decl, template)
     if not written:
         return True
