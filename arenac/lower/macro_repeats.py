@@ -3,7 +3,8 @@
 Contract: `merge_macro_repeats` takes the diagnostics lowering found in a task's gates and the
 macros the task could use; identical diagnostics whose span lies inside one macro's definition
 (the mistake is in its text, not in what a use passed: an argument keeps the use's span) become
-one, "(N uses of MACRO)". Every other diagnostic passes through unchanged, in order.
+one, "(N uses of MACRO)". Every other diagnostic passes through unchanged, in order, but that one
+said twice alike (a use's argument that the macro's text names twice) is said once.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ def merge_macro_repeats(diagnostics: Iterable[Diagnostic], macros: Mapping[str, 
             outside.append(diagnostic)
         else:
             inside.setdefault(macro, []).append(diagnostic)
-    merged = outside
+    merged = list(dict.fromkeys(outside))  # one argument a body names twice is one mistake, said once
     for macro, found in inside.items():
         merged.extend(merge_repeats(found, _uses_of(macro)))
     return merged
