@@ -32,12 +32,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from arenac.bundle import MANIFEST, manifest_for, write_bundle
-from arenac.core.diagnostics import Collector, Diagnostic, DiagnosticError
+from arenac.core.diagnostics import Collector, Diagnostic, DiagnosticError, merge_repeats
 from arenac.core.serialize import dump_json, model_data
 from arenac.core.source import SourceFile, Span
 from arenac.lower import library as library_files
 from arenac.lower.task import lower_task
-from arenac.model.task import PrunedCell, VariantCell
+from arenac.model.task import PrunedCell, VariantCell, cell_words
 from arenac.syntax.parser import parse
 from arenac.validate import check_matrix, check_task, check_variant
 from arenac.variants import built, cells
@@ -280,23 +280,31 @@ def check_tasks(lowered: list[LoweredTask], shown: dict[str, SourceFile]) -> Non
 
 def expand_tasks(lowered: list[LoweredTask], library: Library, shown: dict[str, SourceFile]) -> list[CompiledTask]:
     """Each task's matrix, cell by cell: a built cell is checked as a variant and listed, a
-    pruned one is kept with its reason; a matrix of pruned cells only is an error (E0403)."""
+    pruned one is kept with its reason; a matrix of pruned cells only is an error (E0403).
+    A mistake found in several variants of a task is reported once, "(in N variants)"."""
     errors = Collector()
-    compiled = []
-    for item in lowered:
-        listed: list[VariantCell] = []
-        pruned: list[PrunedCell] = []
-        for cell in cells(item.spec, library, errors):
-            if isinstance(cell, PrunedCell):
-                pruned.append(cell)
-                continue
-            check_variant(item, cell, errors)
-            listed.append(VariantCell(task=cell.task, id=cell.id, coordinates=cell.coordinates,
-                                      access=cell.access.name))
-        check_matrix(item, len(listed), pruned, errors)
-        compiled.append(CompiledTask(item, tuple(listed), tuple(pruned)))
+    compiled = [_expand_task(item, library, errors) for item in lowered]
     _raise_if_any(errors, shown)
     return compiled
+
+
+def _expand_task(item: LoweredTask, library: Library, errors: Collector) -> CompiledTask:
+    listed: list[VariantCell] = []
+    pruned: list[PrunedCell] = []
+    per_variant = Collector()
+    named: dict[int, str] = {}  # a diagnostic (by id) -> the " (variant ...)" its message ends with
+    for cell in cells(item.spec, library, per_variant):
+        if isinstance(cell, PrunedCell):
+            pruned.append(cell)
+            continue
+        found = len(per_variant.items)
+        check_variant(item, cell, per_variant)
+        named.update((id(d), f" (variant {cell_words(cell.coordinates)})") for d in per_variant.items[found:])
+        listed.append(VariantCell(task=cell.task, id=cell.id, coordinates=cell.coordinates, access=cell.access.name))
+    errors.extend(merge_repeats(per_variant.items, lambda n: f"in {n} variants",
+                                lambda d: d.message.removesuffix(named.get(id(d), ""))))
+    check_matrix(item, len(listed), pruned, errors)
+    return CompiledTask(item, tuple(listed), tuple(pruned))
 
 
 def _raise_if_any(errors: Collector, shown: dict[str, SourceFile]) -> None:

@@ -33,7 +33,7 @@ from arenac.model.actions import (
 )
 from arenac.model.gates import ChangesOnly, Guard, Protect, SurvivesRestart
 from arenac.model.substrate import Substrate
-from arenac.model.task import ConcreteFault, PrunedCell, Variant
+from arenac.model.task import ConcreteFault, PrunedCell, Variant, cell_words
 from arenac.render.rbac import rbac_objects
 
 _OPS = {"<=": operator.le, ">=": operator.ge, "==": operator.eq, "!=": operator.ne, "<": operator.lt, ">": operator.gt}
@@ -253,7 +253,7 @@ def _holds(value: str, op: str, bound: float | str) -> bool:
 
 
 def _cell(variant: Variant) -> str:
-    return " (variant " + ", ".join(f"{k}={v}" for k, v in variant.coordinates.items()) + ")"
+    return f" (variant {cell_words(variant.coordinates)})"  # arenac.pipeline merges a repeat by it
 
 
 __all__ = ["Target", "check_matrix", "check_task", "check_variant", "oracle_end_state"]

@@ -27,9 +27,10 @@ from typing import Any
 from arenac.channels import bind
 from arenac.core.diagnostics import Collector, DiagnosticError
 from arenac.core.source import SourceFile
-from arenac.core.units import parse_quantity
+from arenac.core.units import Dimension, format_quantity, parse_quantity
 from arenac.faults import instantiate
 from arenac.lower.exprs import ExprContext, lower_predicate
+from arenac.lower.faults import PARAM_DIMENSIONS
 from arenac.model.access import AccessSurface
 from arenac.model.actions import touched_targets
 from arenac.model.gates import Predicate, SurvivesRetrigger
@@ -69,18 +70,31 @@ def chart_digest(chart_dir: Path) -> str:
     return digest.hexdigest()
 
 
-def dimensions(spec: TaskSpec) -> list[tuple[str, tuple[str, ...]]]:
+def dimensions(spec: TaskSpec, entry: SubstrateEntry) -> list[tuple[str, tuple[str, ...]]]:
+    """The matrix's axes: each fault's layers, each argument given with alternatives (spelled as
+    an author writes them: `256Mi`, `2s`), the access surfaces."""
     dims: list[tuple[str, tuple[str, ...]]] = []
     for fault in spec.faults:
         dims.append((f"{fault.name}.layer", fault.layers))
         for arg, alternatives in fault.args.items():
             if len(alternatives) > 1:
-                dims.append((f"{fault.name}.{arg}", tuple(_spell(v) for v in alternatives)))
+                dimension = _dimension(entry, fault.template, arg)
+                dims.append((f"{fault.name}.{arg}", tuple(_spell(v, dimension) for v in alternatives)))
     dims.append(("access", tuple(s.name for s in spec.access)))
     return dims
 
 
-def _spell(value) -> str:
+def _dimension(entry: SubstrateEntry, template: str, arg: str) -> Dimension:
+    """The dimension of a template parameter's values (a name or whole number: `number`)."""
+    kind = next(p.type for p in entry.faults[template.split(".", 1)[1]].params if p.name == arg)
+    return PARAM_DIMENSIONS.get(kind, Dimension.number)
+
+
+def _spell(value, dimension: Dimension) -> str:
+    """A value as a cell names it: a quantity in the unit an author writes (its base-unit number
+    is no one's spelling), a whole number as digits, a name as written."""
+    if dimension != Dimension.number and isinstance(value, int | float):
+        return format_quantity(value, dimension)
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
@@ -90,7 +104,7 @@ def cells(spec: TaskSpec, library: Library, errors: Collector) -> Iterator[Varia
     """Every cell of the matrix in a fixed order, built or pruned, one at a time."""
     entry = library.substrates[spec.substrate]
     chart = chart_digest(entry.directory / "chart")
-    dims = dimensions(spec)
+    dims = dimensions(spec, entry)
     for cell in itertools.product(*(values for _, values in dims)):
         coordinates = {name: value for (name, _), value in zip(dims, cell, strict=True)}
         try:
@@ -120,7 +134,11 @@ def _variant(spec: TaskSpec, coordinates: dict[str, str], entry: SubstrateEntry,
         args = {}
         for arg, alternatives in fault.args.items():
             chosen = coordinates.get(f"{fault.name}.{arg}")
-            args[arg] = next(v for v in alternatives if _spell(v) == chosen) if chosen is not None else alternatives[0]
+            if chosen is None:
+                args[arg] = alternatives[0]
+                continue
+            dimension = _dimension(entry, fault.template, arg)
+            args[arg] = next(v for v in alternatives if _spell(v, dimension) == chosen)
         template = entry.faults[fault.template.split(".", 1)[1]]
         recipe, manifest_text = instantiate(template, layer, args)
         bound = []

@@ -11,9 +11,10 @@ Error codes are stable and documented in docs/diagnostics.md:
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from arenac.core.source import SourceFile, Span
@@ -26,6 +27,7 @@ class Diagnostic:
     span: Span | None = None
     hint: str | None = None
     severity: str = "error"
+    note: str | None = None  # where the mistake took effect, when that is not at the span (library text)
 
     def sort_key(self) -> tuple[str, int, int, str]:
         span = self.span
@@ -66,6 +68,26 @@ def did_you_mean(word: str, candidates: Iterable[str]) -> str | None:
     return f"did you mean '{matches[0]}'?" if matches else None
 
 
+def merge_repeats(diagnostics: Iterable[Diagnostic], counted: Callable[[int], str],
+                  shared: Callable[[Diagnostic], str] = lambda d: d.message) -> list[Diagnostic]:
+    """Diagnostics that say the same thing at the same place merged into one, in order of first
+    appearance. "The same" is the code, span, hint and note, and the message as `shared` reads it
+    (e.g. without the variant it names). A group of N > 1 becomes its shared message followed by
+    `(counted(N))` ("in 4 variants", "3 uses of M"); a diagnostic said once is kept as it was."""
+    groups: dict[tuple[object, ...], list[Diagnostic]] = {}
+    for diagnostic in diagnostics:
+        key = (diagnostic.code, diagnostic.span, shared(diagnostic), diagnostic.hint, diagnostic.note,
+               diagnostic.severity)
+        groups.setdefault(key, []).append(diagnostic)
+    merged = []
+    for (_, _, message, *_), same in groups.items():
+        if len(same) == 1:
+            merged.append(same[0])
+        else:
+            merged.append(dataclasses.replace(same[0], message=f"{message} ({counted(len(same))})"))
+    return merged
+
+
 def render_text(diagnostic: Diagnostic, sources: dict[str, SourceFile]) -> str:
     span = diagnostic.span
     head = f"{diagnostic.severity}[{diagnostic.code}]: {diagnostic.message}"
@@ -84,6 +106,8 @@ def render_text(diagnostic: Diagnostic, sources: dict[str, SourceFile]) -> str:
             lines.append(f"{pad} |")
             lines.append(f"{gutter} | {text}")
             lines.append(f"{pad} | {_caret_indent(text, span.column)}{caret}")
+    if diagnostic.note:
+        lines.append(f"   = note: {diagnostic.note}")
     if diagnostic.hint:
         lines.append(f"   = hint: {diagnostic.hint}")
     return "\n".join(lines)
@@ -107,6 +131,7 @@ def to_json(diagnostic: Diagnostic) -> str:
         "severity": diagnostic.severity,
         "message": diagnostic.message,
         "hint": diagnostic.hint,
+        "note": diagnostic.note,
         "file": span.file if span else None,
         "line": span.line if span else None,
         "column": span.column if span else None,

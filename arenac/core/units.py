@@ -4,8 +4,9 @@ Every quantity is normalised to a base unit of its dimension: seconds, a fractio
 (1% -> 0.01), bytes, or requests per second. Plain numbers have the dimension
 `number`. The checker compares dimensions, never unit spellings.
 
-`UNITS` is the one list of unit spellings: the pattern here (`UNIT_ALTERNATION`) and the grammar's
-QUANTITY terminal (arenac/syntax/grammar.py writes it in when it loads arena.lark) derive from it.
+`UNITS` is the one list of unit spellings: the pattern here (`UNIT_ALTERNATION`), the grammar's
+QUANTITY terminal (arenac/syntax/grammar.py writes it in when it loads arena.lark) and what a
+message says of a unit that does not exist (`unknown_unit_hint`) derive from it.
 """
 
 from __future__ import annotations
@@ -108,3 +109,47 @@ def _plain_number(number: float) -> str:
     if float(number).is_integer():
         return str(int(number))
     return f"{number:.9f}".rstrip("0").rstrip(".")
+
+
+# How a message names the values of a dimension ("sizes are Ki, Mi, Gi").
+_DIMENSION_NOUNS = {Dimension.duration: "durations", Dimension.fraction: "percentages",
+                    Dimension.size: "sizes", Dimension.rate: "rates"}
+# Units other tools write, by the dimension they mean here (lower case; `512mb`, `10sec`, `5pct`).
+# Byte units are every spelling whose letters, less a trailing `b` or `ib`, are a decimal prefix.
+_BYTE_PREFIXES = ("", "k", "m", "g", "t")
+_LOOKALIKES: dict[str, Dimension] = {
+    **dict.fromkeys(("byte", "bytes"), Dimension.size),
+    **dict.fromkeys(("us", "ns", "msec", "msecs", "sec", "secs", "second", "seconds", "min", "mins", "minute",
+                     "minutes", "hr", "hrs", "hour", "hours", "d", "day", "days"), Dimension.duration),
+    **dict.fromkeys(("pct", "percent"), Dimension.fraction),
+    **dict.fromkeys(("rps", "qps", "hz"), Dimension.rate),
+}
+
+
+def units_of(dimension: Dimension) -> list[str]:
+    """The spellings `UNITS` has for a dimension, in its order (`ms, s, m, h`)."""
+    return [unit for unit, (dim, _) in UNITS.items() if dim == dimension]
+
+
+def unknown_unit_hint(number: str, unit: str) -> str:
+    """What to tell an author who wrote NUMBER in a UNIT the language does not have: the units of
+    the dimension it seems to mean, with the likeliest spelled out (`sizes are Ki, Mi, Gi, e.g.
+    512Mi`), or every unit by dimension when it is not clear which is meant."""
+    dimension = _likely_dimension(unit)
+    if dimension is None:
+        return "units are " + "; ".join(f"{', '.join(units_of(d))} ({noun})" for d, noun in _DIMENSION_NOUNS.items())
+    units = units_of(dimension)
+    words = f"{_DIMENSION_NOUNS[dimension]} are {', '.join(units)}"
+    lower = unit.lower()
+    # the longest unit that starts the spelling (`msec`: ms), else one with its first letter (`mb`: Mi)
+    likely = (max((u for u in units if lower.startswith(u.lower())), key=len, default=None)
+              or next((u for u in units if u[0].lower() == lower[0]), None))
+    return f"{words}, e.g. {number}{likely}" if likely else words
+
+
+def _likely_dimension(unit: str) -> Dimension | None:
+    lower = unit.lower()
+    if lower.removesuffix("ib").removesuffix("b") in _BYTE_PREFIXES:
+        return Dimension.size  # `M` too: the known `m` (minutes) never gets here, so it is mega
+    known = {spelling.lower(): dim for spelling, (dim, _) in UNITS.items()}
+    return known.get(lower) or _LOOKALIKES.get(lower)

@@ -39,6 +39,9 @@ class ExprContext:
     phases: tuple[str, ...]
     collector: Collector
     bindings: dict[str, ast.Value] = field(default_factory=dict)
+    # an unknown name's hint lists every known one: for library text, whose names came from an
+    # author who sees only their own argument (lower/manifest_args.py)
+    list_known: bool = False
 
     def bind(self, node):
         """Replace a bare macro parameter by the value it was called with."""
@@ -197,7 +200,10 @@ def _check_metric_arg(metric: str, key: str, value: ast.Ref, arg: ast.Arg, ctx: 
         "sequence": [s.name for s in substrate.sequences],
     }[key]
     if value.text not in known:
-        ctx.collector.error("E0203", f"unknown {key} '{value.text}'", value.span, did_you_mean(value.text, known))
+        hint = did_you_mean(value.text, known)
+        if ctx.list_known:
+            hint = " ".join(filter(None, (hint, f"the {key}s are {', '.join(known)}")))
+        ctx.collector.error("E0203", f"unknown {key} '{value.text}'", value.span, hint)
         return False
     return True
 

@@ -5,7 +5,8 @@ declared, and records each fault's spans (name, onset, recur) in the task's `Sou
 declaration is checked against its template: its arguments by the parameters' types and ranges
 (E0205 unknown parameter, E0206 missing, E0302 type, E0308 range, E0203 an unknown service,
 table, ...), its layers (E0203, E0402), its onset (durations, a periodic onset's shape, a `when`
-predicate) and its recur delay; every problem goes into the context's collector.
+predicate) and its recur delay; every problem goes into the context's collector. An argument that
+breaks the template's manifestation predicate is reported at the argument (lower/manifest_args.py).
 """
 
 from __future__ import annotations
@@ -13,13 +14,15 @@ from __future__ import annotations
 from arenac.core.diagnostics import Collector, did_you_mean
 from arenac.core.units import Dimension, format_quantity
 from arenac.lower.exprs import ExprContext, lower_predicate, require_positive
+from arenac.lower.manifest_args import check_manifest_args
 from arenac.lower.source_map import SourceMap
 from arenac.model.library import LAYERS, FaultTemplate
 from arenac.model.task import FaultSpec, Onset
 from arenac.syntax import ast
 from arenac.syntax.unparse import value_text
 
-_PARAM_DIMENSIONS = {"int": Dimension.number, "duration": Dimension.duration, "size": Dimension.size,
+# the dimension of each quantity type of a template parameter (`arenac.variants` spells a cell's value in it)
+PARAM_DIMENSIONS = {"int": Dimension.number, "duration": Dimension.duration, "size": Dimension.size,
                      "fraction": Dimension.fraction}
 
 
@@ -70,7 +73,7 @@ def _fault(decl: ast.FaultDecl, templates: dict[str, FaultTemplate], substrate: 
         if setting.key.text != "layer":
             errors.error("E0201", f"unknown fault setting '{setting.key.text}'", setting.key.span,
                          did_you_mean(setting.key.text, ("layer", "onset", "recur")))
-    if args is None or layers is None or onset is None:
+    if args is None or layers is None or onset is None or not check_manifest_args(decl, template, args, ctx):
         return None
     return FaultSpec(name=decl.name.text, template=f"{substrate}.{template.name}", args=args, layers=layers,
                      onset=onset, recur_after_declare_s=recur, decoy=decl.decoy)
@@ -113,8 +116,8 @@ def _fault_args(decl: ast.FaultDecl, template: FaultTemplate, ctx: ExprContext):
 def _arg_value(value, param, ctx: ExprContext):
     errors = ctx.collector
     substrate = ctx.substrate
-    if param.type in _PARAM_DIMENSIONS:
-        want = _PARAM_DIMENSIONS[param.type]
+    if param.type in PARAM_DIMENSIONS:
+        want = PARAM_DIMENSIONS[param.type]
         if isinstance(value, ast.NumberLit):
             got, number = Dimension.number, value.value
         elif isinstance(value, ast.QuantityLit):

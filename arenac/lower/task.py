@@ -19,6 +19,7 @@ from arenac.lower.faults import lower_faults
 from arenac.lower.gates import GateLowering
 from arenac.lower.library import LibraryMacros, Namespace
 from arenac.lower.load import lower_load
+from arenac.lower.macro_repeats import merge_macro_repeats
 from arenac.lower.oracle import lower_oracle
 from arenac.lower.source_map import SourceMap
 from arenac.model.access import AccessSurface
@@ -75,8 +76,10 @@ def lower_task(task: ast.TaskDecl, module: ast.Module, library: Library, macros:
     decoys = {decl.name.text for decl in fault_decls if decl.decoy}
 
     access = _access_choice(task, namespace, errors, spans)
+    before_gates = len(errors.items)
     gates = GateLowering(ctx, namespace.macros, fault_names, spans).lower(
         [s for s in task.statements if isinstance(s, ast.GateDecl)], task.name.span)
+    errors.items[before_gates:] = merge_macro_repeats(errors.items[before_gates:], namespace.macros)
     oracle = lower_oracle(task, fault_decls, fault_names, decoys, errors, spans)
     if len(errors.items) > before or load is None or gates is None:
         return None

@@ -91,6 +91,11 @@ class ConcreteFault(Model):
     decoy: bool = False
 
 
+def cell_words(coordinates: dict[str, str]) -> str:
+    """A cell of the matrix as messages and tables name it: `pool.layer=config, access=shell`."""
+    return ", ".join(f"{name}={value}" for name, value in coordinates.items())
+
+
 class Variant(Model):
     task: str
     id: str

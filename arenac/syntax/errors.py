@@ -10,6 +10,7 @@ so that both can use them without importing each other.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterable
 
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
@@ -17,6 +18,7 @@ from lark.tree import Meta
 
 from arenac.core.diagnostics import Diagnostic, DiagnosticError
 from arenac.core.source import SourceFile, Span
+from arenac.core.units import unknown_unit_hint
 from arenac.syntax.grammar import parse_file_tree
 
 # the one-line gate's rule, reported alike by the parser (E0118 at a syntax error) and the transformer
@@ -30,6 +32,9 @@ def span_of(file: str, meta: Meta) -> Span:
 
 def single_error(code: str, message: str, span: Span | None, hint: str | None = None) -> DiagnosticError:
     return DiagnosticError([Diagnostic(code, message, span, hint)])
+
+# digits, then a word: what the lexer cannot read when a quantity's unit is not one of UNITS
+_NUMBER_AND_WORD = re.compile(r"(\d+(?:\.\d+)?)([A-Za-z%][A-Za-z0-9_%]*)")
 
 # Terminal names as an author would call them.
 _TERMINAL_WORDS = {
@@ -116,6 +121,9 @@ def describe_unexpected(error: UnexpectedInput, source: SourceFile, text: str) -
         if char == '"':
             return Diagnostic("E0103", "unterminated string", span,
                               "close it with '\"' on the same line, or use \"\"\"...\"\"\"")
+        unknown_unit = _unknown_unit(text, position, span)
+        if unknown_unit is not None:
+            return unknown_unit
         return Diagnostic("E0102", f"unexpected character {char!r}", span, _expected_hint(error.allowed))
     if isinstance(error, UnexpectedEOF):
         return Diagnostic("E0111", "unexpected end of file", span, _expected_hint(error.expected))
@@ -124,6 +132,17 @@ def describe_unexpected(error: UnexpectedInput, source: SourceFile, text: str) -
                  else "end of file" if error.token.type == "$END" else f"'{error.token}'")
         return Diagnostic("E0101", f"unexpected {found}", span, _expected_hint(error.accepts or error.expected))
     return Diagnostic("E0101", "syntax error", span)
+
+
+def _unknown_unit(text: str, position: int, at: Span) -> Diagnostic | None:
+    """A number followed by letters the lexer stopped at: a quantity in a unit the language does not
+    have (`512mb`), told with the units of its dimension (E0302), or None for anything else."""
+    match = _NUMBER_AND_WORD.match(text, position)
+    if match is None:
+        return None
+    number, unit = match.groups()
+    return Diagnostic("E0302", f"unknown unit '{unit}' in {number}{unit}",
+                      Span.point(at.file, at.line, at.column, len(number) + len(unit)), unknown_unit_hint(number, unit))
 
 
 def _short_gate_name(error: UnexpectedInput) -> str | None:
