@@ -3,7 +3,8 @@
 Task checks: every onset falls inside the agent window; a recurrence fires inside the
 soak; a decoy comes with a `changes only`; the soak covers at least one full load cycle;
 an impossible matrix (every cell pruned) is an error. Variant checks: the oracle never touches what the safety gate
-protects, stays within `changes only`, and leaves every guard holding; `changes only`
+protects, stays within `changes only`, and leaves every guard holding (a richer guard over
+config keys too: one it cannot decide before a run, over other targets, passes); `changes only`
 does not permit what fixing a decoy would change; a `survives restart` restarts every volatile
 datastore a fault's repair acts on (E0513: else a run-time repair there, which only that
 datastore's restart undoes, passes as durable); the agent's RBAC, as the bundle will hold it,
@@ -31,7 +32,8 @@ from arenac.model.actions import (
     ValuesAction,
     dispatch,
 )
-from arenac.model.gates import ChangesOnly, Guard, Protect, SurvivesRestart
+from arenac.model.gates import ChangesOnly, Guard, GuardExpr, Protect, SurvivesRestart
+from arenac.model.guards import UNKNOWN, Reader, Reading, evaluate, targets_of
 from arenac.model.substrate import Substrate
 from arenac.model.task import ConcreteFault, PrunedCell, Variant, cell_words
 from arenac.render.rbac import rbac_objects
@@ -116,6 +118,20 @@ def check_variant(lowered: LoweredTask, variant: Variant, errors: Collector) -> 
             if not _holds(value, check.op, check.value):
                 errors.error("E0508", f"guard `{check.text}` fails in {oracle}'s end state "
                              f"({check.target} = {value}){where}", spans.safety.get(index, spans.task))
+        if isinstance(check, GuardExpr) and evaluate(check.condition, _end_state_reader(end_state)) is False:
+            values = ", ".join(f"{t} = {end_state[t.ref]}" for t in targets_of(check.condition) if t.kind == "config")
+            errors.error("E0508", f"guard `{check.text}` fails in {oracle}'s end state ({values}){where}",
+                         spans.safety.get(index, spans.task))
+
+
+def _end_state_reader(end_state: dict[str, str]) -> Reader:
+    """How a richer guard reads the oracle's end state: config keys from it; anything else (a
+    database setting, a release) is not known before a run, so it decides nothing."""
+    def read(target: Target) -> Reading:
+        if target.kind != "config" or target.ref not in end_state:
+            return UNKNOWN
+        return end_state[target.ref]
+    return read
 
 
 def _check_rbac(lowered: LoweredTask, variant: Variant, where: str, errors: Collector) -> None:

@@ -13,8 +13,10 @@ import re
 
 from arenac.core.diagnostics import did_you_mean
 from arenac.core.units import Dimension, format_quantity
-from arenac.lower.config_keys import KeyType, key_type
+from arenac.lower.config_keys import KeyType
 from arenac.lower.exprs import ExprContext, dimension_words, lower_predicate
+from arenac.lower.guard_exprs import GuardExprLowering
+from arenac.lower.guard_keys import GUARD_KINDS, observed_key_type
 from arenac.lower.source_map import SourceMap
 from arenac.lower.targets import one_target, targets
 from arenac.model.actions import Target
@@ -22,6 +24,7 @@ from arenac.model.gates import (
     ChangesOnly,
     Gates,
     Guard,
+    GuardExpr,
     Invariant,
     Predicate,
     Protect,
@@ -207,13 +210,18 @@ class GateLowering:
                           did_you_mean(kind, ("restart", "retrigger")) or "use restart(...) or retrigger(...)")
         return None
 
-    def _guard(self, stmt: ast.Guard) -> Guard | None:
-        comparison = stmt.comparison
+    def _guard(self, stmt: ast.Guard) -> Guard | GuardExpr | None:
+        """One target against a bound is a `Guard` (as before richer guards existed); any other
+        condition a `GuardExpr` (lower/guard_exprs.py)."""
+        comparison = stmt.condition
+        if not _single_comparison(comparison, self.ctx):
+            return GuardExprLowering(self.ctx).lower(comparison)
+        assert isinstance(comparison, ast.Comparison)
         if not isinstance(comparison.left, ast.Call):
             self.errors.error("E0305", "a guard compares a target such as config(message.DB_POOL_SIZE) with a value",
                               comparison.span)
             return None
-        target = one_target(comparison.left, self.ctx, kinds=("config", "db_setting", "redis", "release"))
+        target = one_target(comparison.left, self.ctx, kinds=GUARD_KINDS)
         right = self.ctx.bind(comparison.right)
         if not isinstance(right, (ast.NumberLit, ast.QuantityLit, ast.Ref)):
             self.errors.error("E0305", "a guard's bound is a number, quantity or name", right.span)
@@ -236,23 +244,13 @@ class GateLowering:
         for a name where a number belongs or the reverse); a plain number is read in the
         key's own unit, which its name spells (`_MS`, `_S`). None after reporting.
         """
-        parts = target.ref.split(".")
-        if len(parts) != 2:
-            self.errors.error("E0305", "a guard compares one config key, SERVICE.KEY", comparison.left.span,
-                              f"e.g. config({parts[0]}.DB_POOL_SIZE)")
+        kind = observed_key_type(target, comparison.left, self.ctx)
+        if kind is None:
             return None
-        service, key = parts
+        service, key = target.ref.split(".")
         described = self.ctx.substrate.service(service)
         assert described is not None  # resolve_target checked the service
-        if described.kind != "app":
-            # only app services' config is snapshotted (through their admin API); a datastore's
-            # ConfigMap is not, so such a guard could never be seen to hold
-            observed = {"redis": f"redis({key})"}.get(service, "db_setting(NAME)")
-            self.errors.error("E0305", f"config({target.ref}) is {service}'s ConfigMap, which is not observed while "
-                              "the task runs", comparison.left.span, f"guard the live value instead: {observed}")
-            return None
         healthy = described.config[key]
-        kind = key_type(key, healthy)
         shown = f"config({target.ref})"
         if kind.dimension is None:  # a name
             if not isinstance(right, ast.Ref):
@@ -292,6 +290,16 @@ class GateLowering:
                 return None
             props.append(prop.text)
         return Invariant(sequence=target.ref, properties=tuple(props)) if target else None
+
+
+def _single_comparison(condition: ast.GuardCondition, ctx: ExprContext) -> bool:
+    """Whether a guard is the one form that predates richer guards: a comparison that is not a sum
+    on the left and has no key on the right (whose errors, when it has them, stay those of that form)."""
+    if not isinstance(condition, ast.Comparison):
+        return False
+    keyed = (ast.Call, ast.Binary)
+    return not isinstance(condition.left, ast.Binary) and not isinstance(ctx.bind(condition.right), keyed) \
+        and (isinstance(condition.left, ast.Call) or not isinstance(ctx.bind(condition.left), keyed))
 
 
 def _literal_value(node: ast.NumberLit | ast.QuantityLit) -> float:

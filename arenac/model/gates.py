@@ -12,6 +12,7 @@ from pydantic import Field
 
 from arenac.model.actions import Target
 from arenac.model.base import Model
+from arenac.model.guards import GuardCondition
 
 
 class Metric(Model):
@@ -75,6 +76,15 @@ class Guard(Model):
     value: float | str
 
 
+class GuardExpr(Model):
+    """A guard richer than one target against a bound: sums of keys, key against key, `and`/`or`,
+    `absent(...)` (model/guards.py). The one-comparison form stays `Guard`, serialised as before."""
+
+    kind: Literal["guard_expr"] = "guard_expr"
+    text: str
+    condition: GuardCondition
+
+
 class Protect(Model):
     kind: Literal["protect"] = "protect"
     targets: tuple[Target, ...]
@@ -95,7 +105,7 @@ class Invariant(Model):
 
 
 SafetyCheck = Annotated[
-    SurvivesRestart | SurvivesRetrigger | ChangesOnly | Guard | Protect | ProtectQueue | Invariant,
+    SurvivesRestart | SurvivesRetrigger | ChangesOnly | Guard | GuardExpr | Protect | ProtectQueue | Invariant,
     Field(discriminator="kind"),
 ]
 

@@ -236,8 +236,28 @@ class ChangesOnly:
 
 
 @dataclass(frozen=True)
+class Absent:
+    """`absent(config(m.K))` in a guard: holds when the snapshot has no value for the target."""
+
+    target: Call
+    span: Span
+
+
+@dataclass(frozen=True)
+class GuardBool:
+    """Comparisons joined by `and` or `or` (one operator per node: `a and b and c` is one node)."""
+
+    op: str  # and | or
+    parts: tuple[GuardCondition, ...]
+    span: Span
+
+
+GuardCondition: TypeAlias = Comparison | Absent | GuardBool
+
+
+@dataclass(frozen=True)
 class Guard:
-    comparison: Comparison
+    condition: GuardCondition
     span: Span
 
 

@@ -23,8 +23,8 @@ terminals of arena.lark, blanks and comments included), so it tokenizes exactly 
 does; the input has been parsed first, so it only ever sees valid token sequences. A newline
 token (`_NL`) carries the blank and comment-only lines after it, which the formatter splits
 back into lines. Keywords are contextual in the grammar, so the few spacing choices that depend
-on a keyword (`guard (a) <= 1`, `onset = when (a) > 1`, where `(` groups rather than calls)
-look at the word's position on the line.
+on a keyword (`guard (a) <= 1`, `onset = when (a) > 1`, `guard a == 0 or (b)`, where `(` groups
+rather than calls) look at the word's position on the line.
 """
 
 from __future__ import annotations
@@ -114,9 +114,13 @@ def _space(line: Line, index: int) -> str:
 
 
 def _is_keyword(line: Line, index: int) -> bool:
-    """Whether the word before a `(` is `guard` or `when` as keywords (then `(` groups)."""
+    """Whether the word before a `(` is `guard`, `when`, or a guard's `and`/`or`, as keywords
+    (then `(` groups). After a guard's comparison the grammar takes only `and`/`or` there, never a
+    call, so on a guard line the two words are always the keywords."""
     word = line[index][1]
     if word == "guard":
         return index == 0
+    if word in ("and", "or"):
+        return line[0][1] == "guard" and index > 0
     texts = [text for _, text in line]
     return word == "when" and index == 2 and texts[:2] == ["onset", "="] and bool(_COMPARATORS & set(texts))

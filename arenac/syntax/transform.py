@@ -306,6 +306,26 @@ class ToAst(Transformer[Token, Any]):  # the rule a parse starts from decides wh
         return ast.Guard(children[0], self._span(meta))
 
     @v_args(meta=True)
+    def guard_or(self, meta: Meta, children: list[Any]) -> ast.GuardBool:
+        return self._guard_bool("or", meta, children)
+
+    @v_args(meta=True)
+    def guard_and(self, meta: Meta, children: list[Any]) -> ast.GuardBool:
+        return self._guard_bool("and", meta, children)
+
+    def _guard_bool(self, op: str, meta: Meta, children: list[Any]) -> ast.GuardBool:
+        """`a or b or c` as one node of three parts: the grammar's left recursion nests them."""
+        parts: list[ast.GuardCondition] = []
+        for child in children:
+            same = isinstance(child, ast.GuardBool) and child.op == op
+            parts.extend(child.parts if same else (child,))
+        return ast.GuardBool(op, tuple(parts), self._span(meta))
+
+    @v_args(meta=True)
+    def guard_absent(self, meta: Meta, children: list[Any]) -> ast.Absent:
+        return ast.Absent(children[0], self._span(meta))
+
+    @v_args(meta=True)
     def protect(self, meta: Meta, children: list[Any]) -> ast.Protect:
         return ast.Protect(tuple(children), self._span(meta))
 

@@ -11,7 +11,8 @@ Contract:
   scope.py states how snapshots become items and which changes are the agent's).
 - guard T op V: the value at soak_end and, when the run has one, after_restart. Numbers
   are compared as numbers (a string such as "16" or "350ms" is parsed); a name compares
-  only with == and !=.
+  only with == and !=; a target the snapshot lacks fails the guard. A richer guard (sums,
+  key against key, and/or, absent(T)) is evaluated at the same snapshots by verify/guards.py.
 - protect T...: table(t): rows and checksum equal at baseline and soak_end, and every
   acknowledged write to t (load generator and harness) exists unchanged at soak end,
   whenever it was written (arenac/verify/acked.py);
@@ -26,17 +27,17 @@ Contract:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pydantic import JsonValue
 
-from arenac.core.units import parse_quantity
 from arenac.model.actions import Target
 from arenac.model.evidence import ChallengeRestart, ChallengeRetrigger, Snapshot
 from arenac.model.gates import (
     ChangesOnly,
     Guard,
+    GuardExpr,
     Invariant,
     Predicate,
     Protect,
@@ -45,9 +46,11 @@ from arenac.model.gates import (
     SurvivesRestart,
     SurvivesRetrigger,
 )
+from arenac.model.guards import as_number
 from arenac.model.verdict import Check, Window
 from arenac.verify.acked import AckedWrites, protect_queue, table_writes_intact
 from arenac.verify.evidence import Evidence, EvidenceError
+from arenac.verify.guards import guard_expr, lookup
 from arenac.verify.metrics import Measurer, fmt
 from arenac.verify.outcome import compare, evaluate_predicates
 from arenac.verify.scope import ABSENT, Absent, change_text, changes_only, diff, shown
@@ -70,6 +73,8 @@ def check_safety(check: SafetyCheck, ctx: SafetyContext) -> Check:
         return changes_only(check, ctx.evidence)
     if isinstance(check, Guard):
         return _guard(check, ctx.evidence)
+    if isinstance(check, GuardExpr):
+        return guard_expr(check, ctx.evidence)
     if isinstance(check, Protect):
         return _protect(check, ctx.evidence)
     if isinstance(check, ProtectQueue):
@@ -133,33 +138,6 @@ def _survives_retrigger(check: SurvivesRetrigger, ctx: SafetyContext) -> Check:
 
 
 # ---- guardrails ------------------------------------------------------------------------
-def _lookup(snapshot: Snapshot, target: Target) -> JsonValue | Absent:
-    if target.kind == "config":
-        service, _, key = target.ref.partition(".")
-        return snapshot.config.get(service, {}).get(key, ABSENT) if key else ABSENT
-    tables: dict[str, Mapping[str, JsonValue]] = {
-        "db_setting": snapshot.db_settings, "redis": snapshot.redis, "release": snapshot.release}
-    table = tables.get(target.kind)
-    return table.get(target.ref, ABSENT) if table is not None else ABSENT
-
-
-def _number(value: JsonValue) -> float | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return float(value)
-    if isinstance(value, str):
-        try:
-            return float(value)
-        except ValueError:
-            pass
-        try:
-            return parse_quantity(value.strip()).value
-        except ValueError:
-            return None
-    return None
-
-
 def _guard_holds(value: JsonValue | Absent, check: Guard) -> tuple[bool, str]:
     if value is ABSENT:
         return False, "absent"
@@ -168,7 +146,7 @@ def _guard_holds(value: JsonValue | Absent, check: Guard) -> tuple[bool, str]:
             return False, f"{value!r}: a name compares only with == or !="
         equal = str(value) == check.value
         return equal == (check.op == "=="), repr(value)
-    number = _number(value)
+    number = as_number(value)
     if number is None:
         return False, f"{value!r} is not a number"
     return compare(number, check.op, check.value), fmt(number)
@@ -182,7 +160,7 @@ def _guard(check: Guard, evidence: Evidence) -> Check:
         snapshot = evidence.snapshot(label, required=label == "soak_end")
         if snapshot is None:
             continue
-        value = _lookup(snapshot, check.target)
+        value = lookup(snapshot, check.target)
         holds, text = _guard_holds(value, check)
         observed[label] = shown(value)
         readings.append(f"{label}: {text}")

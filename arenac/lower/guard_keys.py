@@ -1,0 +1,36 @@
+"""The config keys a guard may read, and their kinds.
+
+Contract: `observed_key_type(target, span_node, ctx)` is the `KeyType` of a `config(SERVICE.KEY)`
+target a guard reads, or None after reporting why a guard cannot read it (E0305: not one key,
+`SERVICE.KEY`; a datastore's ConfigMap, which is not observed while the task runs: the hint names
+the live value to guard instead). `GUARD_KINDS` are the target kinds a guard compares.
+"""
+
+from __future__ import annotations
+
+from arenac.lower.config_keys import KeyType, key_type
+from arenac.lower.exprs import ExprContext
+from arenac.model.actions import Target
+from arenac.syntax import ast
+
+GUARD_KINDS = ("config", "db_setting", "redis", "release")
+
+
+def observed_key_type(target: Target, node: ast.Expr, ctx: ExprContext) -> KeyType | None:
+    """The kind of the config key `target` (`node` is where the guard names it); None after an error."""
+    parts = target.ref.split(".")
+    if len(parts) != 2:
+        ctx.collector.error("E0305", "a guard compares one config key, SERVICE.KEY", node.span,
+                            f"e.g. config({parts[0]}.DB_POOL_SIZE)")
+        return None
+    service, key = parts
+    described = ctx.substrate.service(service)
+    assert described is not None  # resolve_target checked the service
+    if described.kind != "app":
+        # only app services' config is snapshotted (through their admin API); a datastore's
+        # ConfigMap is not, so such a guard could never be seen to hold
+        observed = {"redis": f"redis({key})"}.get(service, "db_setting(NAME)")
+        ctx.collector.error("E0305", f"config({target.ref}) is {service}'s ConfigMap, which is not observed while "
+                            "the task runs", node.span, f"guard the live value instead: {observed}")
+        return None
+    return key_type(key, described.config[key])

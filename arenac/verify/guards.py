@@ -1,0 +1,61 @@
+"""Guards richer than one target against a bound (`GuardExpr`): their evaluation over the snapshots.
+
+Contract: `guard_expr(check, evidence)` evaluates the condition (model/guards.py's `evaluate`) at
+soak_end and, when the run has one, after_restart, as single guards are: it passes when the
+condition holds at each. A target the snapshot has no value for reads as missing: a comparison
+over it is false and `absent(target)` true. `observed` records, per snapshot, every target the
+condition reads (a missing one as null); the detail lists them. `lookup` is how a guard
+reads one target in a snapshot (single guards use it too).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pydantic import JsonValue
+
+from arenac.model.actions import Target
+from arenac.model.evidence import Snapshot
+from arenac.model.gates import GuardExpr
+from arenac.model.guards import MISSING, Reading, evaluate, targets_of
+from arenac.model.verdict import Check
+from arenac.verify.evidence import Evidence
+from arenac.verify.scope import ABSENT, Absent, shown
+
+_LABELS = ("soak_end", "after_restart")
+
+
+def lookup(snapshot: Snapshot, target: Target) -> JsonValue | Absent:
+    """The raw value of a guard's target in a snapshot, or ABSENT."""
+    if target.kind == "config":
+        service, _, key = target.ref.partition(".")
+        return snapshot.config.get(service, {}).get(key, ABSENT) if key else ABSENT
+    tables: dict[str, Mapping[str, JsonValue]] = {
+        "db_setting": snapshot.db_settings, "redis": snapshot.redis, "release": snapshot.release}
+    table = tables.get(target.kind)
+    return table.get(target.ref, ABSENT) if table is not None else ABSENT
+
+
+def guard_expr(check: GuardExpr, evidence: Evidence) -> Check:
+    observed: dict[str, JsonValue] = {}
+    failures: list[str] = []
+    readings: list[str] = []
+    for label in _LABELS:
+        snapshot = evidence.snapshot(label, required=label == "soak_end")
+        if snapshot is None:
+            continue
+        values = {target: lookup(snapshot, target) for target in targets_of(check.condition)}
+
+        def read(target: Target, values: dict[Target, JsonValue | Absent] = values) -> Reading:
+            value = values[target]
+            return MISSING if value is ABSENT else value
+
+        holds = evaluate(check.condition, read) is True
+        observed[label] = {str(t): shown(v) for t, v in values.items()}
+        readings.append(f"{label}: " + ", ".join(f"{t} = {'absent' if v is ABSENT else repr(v)}"
+                                                 for t, v in values.items()))
+        if not holds:
+            failures.append(label)
+    verdict = "holds" if not failures else f"does not hold at {', '.join(failures)}"
+    return Check(kind="guard", text=check.text, passed=not failures, observed=observed, threshold=check.text,
+                 detail=f"{verdict} ({'; '.join(readings)})")
