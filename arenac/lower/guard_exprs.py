@@ -148,20 +148,25 @@ class GuardExprLowering:
         return True
 
     def _names(self, node: ast.Comparison, left: list[_Term], right: list[_Term]) -> GuardCompare | None:
-        for side in (left, right):
-            if len(side) > 1:
-                term = next(t for t in side if t.is_name())
+        for side, other in ((left, right), (right, left)):
+            named = [t for t in side if t.is_name()]
+            if len(side) > 1 and named:
+                term = named[0]
                 what = f"{term.text} holds a name" if term.target is not None else f"'{term.text}' is a name"
                 self.errors.error("E0322", f"{what}: a guard cannot add it", term.node.span,
                                   "compare a name key alone, with == or != and a name")
+                return None
+            if len(side) > 1:  # a sum of numbers against a name
+                self.errors.error("E0302", f"cannot compare {_side_text(side)}, a sum, with {_what(other[0])}",
+                                  other[0].node.span, "a sum compares with a number, a quantity or another sum")
                 return None
         (a,), (b,) = left, right
         if a.target is None:  # `atomic == config(m.MODE)`: the key is the left side
             a, b = b, a
         if not (a.is_name() and b.is_name()):
-            number, name = (a, b) if b.is_name() else (b, a)
-            code = "E0321" if name.target is not None and number.target is not None else "E0302"
-            self.errors.error(code, f"cannot compare {_what(number)} with {_what(name)}", name.node.span,
+            first, second = (left[0], right[0])  # as written, for the message
+            code = "E0321" if a.target is not None and b.target is not None else "E0302"
+            self.errors.error(code, f"cannot compare {_what(first)} with {_what(second)}", second.node.span,
                               "a key that holds a name compares with a name or another such key, with == or !=")
             return None
         if node.op not in ("==", "!="):
@@ -211,9 +216,9 @@ class GuardExprLowering:
                 if not keyed:
                     self.errors.error("E0301", f"cannot compare {_side_text(other_side(left, right, side))}, "
                                       f"{words}, with {_what(term)}", term.node.span,
-                                      f"write {words} here, as {anchor.text} holds")
+                                      f"write {words}, as {anchor.text} holds")
                 else:
-                    self.errors.error("E0320", f"cannot add {_what(term)} to {anchor.text}, {words}", term.node.span,
+                    self.errors.error("E0320", f"cannot add {_what(term)} to {anchor.text} ({words})", term.node.span,
                                       "the terms of a guard's sum have one kind")
                 return False
         a, b = kinds
@@ -261,10 +266,10 @@ def _side_text(side: list[_Term]) -> str:
 
 
 def _what(term: _Term) -> str:
-    """A term as a message names it: `config(a.X_MS), a duration` or `a size ('64Mi')`."""
+    """A term as a message names it: `config(a.X_MS) (a duration)` or `a size ('64Mi')`."""
     if term.target is not None:
         holds = "a name" if term.key is None or term.key.dimension is None else dimension_words(term.key.dimension)
-        return f"{term.text}, {holds}"
+        return f"{term.text} ({holds})"
     if isinstance(term.literal, ast.QuantityLit):
         return f"{dimension_words(term.literal.quantity.dimension)} ('{term.text}')"
     if isinstance(term.literal, ast.Ref):
