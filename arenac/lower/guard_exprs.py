@@ -68,8 +68,13 @@ class GuardExprLowering:
 
     def _condition(self, node: ast.GuardCondition) -> GuardCondition | None:
         if isinstance(node, ast.Absent):
-            target = one_target(node.target, self.ctx, kinds=GUARD_KINDS)
-            if target is None or (target.kind == "config" and observed_key_type(target, node.target, self.ctx) is None):
+            call = self.ctx.bind(node.target)
+            if not isinstance(call, ast.Call):
+                self.errors.error("E0305", "absent(...) takes a target such as config(message.DB_POOL_SIZE)",
+                                  node.target.span)
+                return None
+            target = one_target(call, self.ctx, kinds=GUARD_KINDS)
+            if target is None or (target.kind == "config" and observed_key_type(target, call, self.ctx) is None):
                 return None
             return GuardAbsent(target=target)
         if isinstance(node, ast.Comparison):
@@ -231,7 +236,7 @@ class GuardExprLowering:
     # ---- text ----------------------------------------------------------------------------
     def _text(self, node: ast.GuardCondition, top: bool = False) -> str:
         if isinstance(node, ast.Absent):
-            target = one_target(node.target, self.ctx, kinds=GUARD_KINDS)  # it lowered: no error now
+            target = one_target(self.ctx.bind(node.target), self.ctx, kinds=GUARD_KINDS)  # it lowered: no error now
             return f"absent({target})"
         if isinstance(node, ast.Comparison):
             return f"{self._expr_text(node.left)} {node.op} {self._expr_text(node.right)}"

@@ -237,9 +237,10 @@ class ChangesOnly:
 
 @dataclass(frozen=True)
 class Absent:
-    """`absent(config(m.K))` in a guard: holds when the snapshot has no value for the target."""
+    """`absent(config(m.K))` in a guard: holds when the snapshot has no value for the target (a
+    bare name is a macro parameter standing for one)."""
 
-    target: Call
+    target: Call | Ref
     span: Span
 
 

@@ -92,6 +92,10 @@ GOLDEN = {
         "task t {\n  fault f = g() {\n    onset = when (a + b) * 2 >= 3\n  }\n"
         "  gate g {\n    guard (a) <= 1\n    (a) <= (1)\n  }\n}\n",
     ),
+    "guard-conditions": (
+        "task t {\n  gate g {\n    guard a+b<=1 or(c==0 and absent( d ))\n    guard(a)<=1 and b>2\n  }\n}\n",
+        "task t {\n  gate g {\n    guard a + b <= 1 or (c == 0 and absent(d))\n    guard (a) <= 1 and b > 2\n  }\n}\n",
+    ),
     "blank-lines": (
         "\n\n\ntask t {\n\n\n  x = 1\n\n\n\n  y = 2\n  \n\t\n}\n\n\n\nload l {\n  # c\n\n}\n\n\n",
         "task t {\n  x = 1\n\n  y = 2\n}\n\nload l {\n  # c\n}\n",
