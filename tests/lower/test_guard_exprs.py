@@ -63,7 +63,8 @@ def test_a_key_against_a_key():
 
 def test_a_bound_on_the_left_is_a_guard_expr_with_the_key_on_the_right():
     (guard,) = guards(f"guard 32 >= {POOL}")
-    assert guard.condition.left == () and guard.condition.right == (KeyTerm(target=target("config", "message.DB_POOL_SIZE")),)
+    pool = KeyTerm(target=target("config", "message.DB_POOL_SIZE"))
+    assert guard.condition.left == () and guard.condition.right == (pool,)
 
 
 def test_names_compare_key_with_key_or_with_a_name():
@@ -95,7 +96,7 @@ def test_an_untyped_target_alone_keeps_base_units():
 
 
 def test_a_macro_parameter_stands_for_its_key():
-    text = spec().replace("    guard config(message.DB_POOL_SIZE) <= 32\n", "    use budget(config(message.DB_POOL_SIZE))\n")
+    text = spec().replace("    guard config(message.DB_POOL_SIZE) <= 32\n", f"    use budget({POOL})\n")
     text += "macro budget(key) {\n  guard key + config(message.DB_POOL_OVERFLOW) <= 40 or absent(key)\n}\n"
     safety = compile_text(text).tasks[0].lowered.spec.gates.safety
     (guard,) = [c for c in safety if isinstance(c, GuardExpr)]
