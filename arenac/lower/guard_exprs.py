@@ -51,6 +51,10 @@ class _Term:
     def is_name(self) -> bool:
         return isinstance(self.literal, ast.Ref) or (self.key is not None and self.key.is_name)
 
+    def takes_a_name(self) -> bool:
+        """A name, a key holding one, or a target the compiler cannot type (`release(message)`)."""
+        return self.is_name() or (self.target is not None and self.key is None)
+
 
 class GuardExprLowering:
     def __init__(self, ctx: ExprContext):
@@ -168,7 +172,7 @@ class GuardExprLowering:
         (a,), (b,) = left, right
         if a.target is None:  # `atomic == config(m.MODE)`: the key is the left side
             a, b = b, a
-        if not (a.is_name() and b.is_name()):
+        if not (a.takes_a_name() and b.takes_a_name()):
             first, second = (left[0], right[0])  # as written, for the message
             code = "E0321" if a.target is not None and b.target is not None else "E0302"
             self.errors.error(code, f"cannot compare {_what(first)} with {_what(second)}", second.node.span,
@@ -273,8 +277,9 @@ def _side_text(side: list[_Term]) -> str:
 def _what(term: _Term) -> str:
     """A term as a message names it: `config(a.X_MS) (a duration)` or `a size ('64Mi')`."""
     if term.target is not None:
-        holds = "a name" if term.key is None or term.key.dimension is None else dimension_words(term.key.dimension)
-        return f"{term.text} ({holds})"
+        if term.key is None:
+            return f"{term.text} (of no unit the compiler knows)"
+        return f"{term.text} ({'a name' if term.key.dimension is None else dimension_words(term.key.dimension)})"
     if isinstance(term.literal, ast.QuantityLit):
         return f"{dimension_words(term.literal.quantity.dimension)} ('{term.text}')"
     if isinstance(term.literal, ast.Ref):

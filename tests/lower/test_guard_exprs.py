@@ -90,9 +90,12 @@ def test_absent_names_its_target():
     assert guard.condition.parts[1] == GuardAbsent(target=target("config", "message.DB_POOL_SIZE"))
 
 
-def test_an_untyped_target_alone_keeps_base_units():
+def test_an_untyped_target_alone_keeps_base_units_or_its_name():
     (guard,) = guards(f"guard {POOL} <= 32 and redis(maxmemory) >= 64Mi")
     assert guard.condition.parts[1].value == 64 * 2**20
+    (release,) = guards(f"guard release(message) != broken or {POOL} <= 32")
+    assert release.condition.parts[0].value == "broken"
+    assert codes(f"guard release(message) <= broken or {POOL} <= 32") == ["E0302"]
 
 
 def test_a_macro_parameter_stands_for_its_key():
