@@ -93,7 +93,7 @@ class GuardExprLowering:
 
     def _satisfiable(self, node: ast.GuardBool, parts: tuple[GuardCondition, ...]) -> bool:
         """E0324: `absent(T) and <a comparison over T>` is false whether T is there or not."""
-        absent = {p.target: i for i, p in enumerate(parts) if isinstance(p, GuardAbsent)}
+        absent = {p.target for p in parts if isinstance(p, GuardAbsent)}
         for index, part in enumerate(parts):
             if not isinstance(part, GuardCompare):
                 continue
