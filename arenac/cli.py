@@ -25,6 +25,7 @@ import click
 from arenac.bundle import MANIFEST, verify_bundle
 from arenac.core.diagnostics import DiagnosticError, render_text, to_json
 from arenac.core.serialize import dump_json
+from arenac.extras import missing_local, require_local, unavailable_command
 from arenac.fmt import format_source
 from arenac.lower.library import load_library
 from arenac.pipeline import Compilation, WrittenBundle, compile_paths, read_sources, write_bundles
@@ -74,12 +75,17 @@ class LazyGroup(click.Group):
         "substrate": "arenac.substrate.cli:substrate",
         "grade": "arenac.verify.cli:grade",
     }
+    # the lazy commands whose modules import the `local` extra's packages (arenac/extras.py)
+    needs_local: ClassVar[frozenset[str]] = frozenset({"substrate", "grade"})
 
     def list_commands(self, ctx):
         return sorted(set(super().list_commands(ctx)) | set(self.lazy))
 
     def get_command(self, ctx, name):
         if name in self.lazy:
+            missing = missing_local() if name in self.needs_local else []
+            if missing:
+                return unavailable_command(name, missing)
             module, _, attribute = self.lazy[name].partition(":")
             return getattr(importlib.import_module(module), attribute)
         return super().get_command(ctx, name)
@@ -257,6 +263,7 @@ def _isolation(sandbox, agent_network, agent_ro):
 @_isolation_options
 def run(bundle, agent, time_scale, out, healthy, sandbox, agent_network, agent_ro):
     """Run one episode of a compiled bundle on the local backend, and grade it."""
+    require_local("run")
     from arenac.runner.cli import run_command  # lazily: the runner's imports are heavy (`run` only)
 
     run_dir = Path(out) if out else preflight.default_run_dir(bundle)
@@ -289,6 +296,7 @@ def qualify(paths, repeats, time_scale, out, jobs, adversarial, strategies, adve
     fix-now control must pass; a variant with a passing adversary does not qualify.
 
     PATHS are specs (compiled first, into OUT/build) or compiled bundle directories."""
+    require_local("qualify")
     from arenac.runner.cli import check_strategies, qualify_command  # lazily: heavy (`qualify` only)
 
     adversarial = adversarial or bool(strategies)
@@ -317,6 +325,7 @@ def adversaries():
               help="default: the committed library/substrates/spine/baseline.json")
 def calibrate(runs: int, time_scale: float, out: Path | None) -> None:
     """Drive the standard load against healthy spine stacks and write the baseline."""
+    require_local("calibrate")
     from arenac.substrate.cli import write_calibration  # lazily: the substrate's runtime is heavy
 
     try:
