@@ -43,11 +43,11 @@ from arenac.broker.inflight import InFlight
 from arenac.broker.podexec import ExecResult, PodExec, default_exec_user
 from arenac.broker.rbac import DEFAULT_NAMESPACE
 from arenac.broker.workloads import Workload, WorkloadError, apply_template, deployment_object
-from arenac.substrate.spine.configstore import read_config_source
-from arenac.substrate.spine.keys import SERVICES
-from arenac.substrate.spine.releases import RELEASES
 from arenac.substrate.spine.seed import chart_file
 from arenac.substrate.spine.stack import SpineStack
+from spine_services.configstore import read_config_source
+from spine_services.keys import SERVICES
+from spine_services.releases import RELEASES
 
 COMPONENTS = (*SERVICES, "postgres", "redis")
 POSTGRES_INIT = {"10-roles.sql": "roles.sql", "30-schema.sql": "schema.sql", "40-seed.sql": "seed.sql"}

@@ -45,10 +45,10 @@ from arenac.broker.adminproxy import AdminProxy
 from arenac.broker.inflight import InFlight, InFlightClosed
 from arenac.broker.redisgate import RedisGate
 from arenac.sandbox import command, encode_args, exec_mount_args, probe
-from arenac.substrate.spine.keys import SERVICES
 from arenac.substrate.spine.postgres import POSTGRES_BIN_PATH
 from arenac.substrate.spine.procs import run_as
 from arenac.substrate.spine.stack import Endpoints
+from spine_services.keys import SERVICES
 
 MAX_OUTPUT = 4 * 1024 * 1024
 CONTAINER_PORTS: dict[str, int] = {**{name: 8080 for name in SERVICES}, "postgres": 5432, "redis": 6379}

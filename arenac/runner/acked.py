@@ -31,7 +31,7 @@ import redis
 from arenac.loadgen.acks import write_digest
 from arenac.model.evidence import AckedSoakEnd, FanoutAtSoakEnd, Inbox, MessagesAtSoakEnd, PartUnreadable
 from arenac.runner.harness_io import HarnessIO
-from arenac.substrate.spine.service.common import INBOX_CAP, inbox_key
+from spine_services.common import INBOX_CAP, inbox_key
 
 
 def record_acked_state(io: HarnessIO, t: float, baseline_max_ids: dict[str, int] | None) -> AckedSoakEnd:

@@ -25,8 +25,8 @@ import hashlib
 from arenac.model.evidence import SequenceState, Snapshot, TableState
 from arenac.model.plan import Plan
 from arenac.runner.harness_io import HarnessIO
-from arenac.substrate.spine.configstore import read_config_source
-from arenac.substrate.spine.keys import SERVICES
+from spine_services.configstore import read_config_source
+from spine_services.keys import SERVICES
 
 _COUNTERS = ("seq", "last_seq")
 APP_ROLE = "spine_app"

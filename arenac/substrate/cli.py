@@ -104,7 +104,6 @@ def up(name: str, data_dir: Path | None, ready_file: Path | None, releases: tupl
        sets: tuple[str, ...]) -> None:
     """Run the substrate in the foreground until Ctrl-C or SIGTERM."""
     # lazily, here and below: `arenac --help` imports this module to list its commands
-    from arenac.substrate.spine.keys import SERVICES, ConfigError
     from arenac.substrate.spine.procs import write_private
     from arenac.substrate.spine.spec import SpecError, SpineSpec
     from arenac.substrate.spine.stack import (
@@ -114,6 +113,7 @@ def up(name: str, data_dir: Path | None, ready_file: Path | None, releases: tupl
         SpineStack,
         preflight,
     )
+    from spine_services.keys import SERVICES, ConfigError
 
     # everything a user can get wrong is refused here, before anything starts or is written
     try:

@@ -26,8 +26,8 @@ import redis
 
 from arenac.broker.redisgate import check
 from arenac.runner.harness_io import HarnessIO
-from arenac.substrate.spine.keys import SERVICES
 from broker.conftest import Episode
+from spine_services.keys import SERVICES
 from substrate.spine_client import Spine, http
 
 pytestmark = pytest.mark.live  # starts a stack, an episode or timed load

@@ -21,8 +21,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from arenac.substrate.spine.keys import HEALTHY_RELEASE, SERVICES, ConfigError, keys_for, knob_defaults
-from arenac.substrate.spine.releases import release
+from spine_services.keys import HEALTHY_RELEASE, SERVICES, ConfigError, keys_for, knob_defaults
+from spine_services.releases import release
 
 # what redis-server accepts for maxmemory (bytes, or k/kb/m/mb/g/gb; case-insensitive; 0 = no limit)
 REDIS_SIZE = re.compile(r"^[0-9]+(b|k|kb|m|mb|g|gb)?$", re.IGNORECASE)

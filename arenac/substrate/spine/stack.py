@@ -13,7 +13,7 @@ Contract:
   is spawned, so a stop at any point of start-up ends everything started so far. `cancel()`
   (safe from a signal handler: it only sets a flag) makes a running `start()` stop waiting and
   raise `Cancelled` at its next check.
-- Each service runs as `python -m arenac.substrate.spine.service NAME --config <data_dir>/config/NAME.yaml`
+- Each service runs as `python -m spine_services NAME --config <data_dir>/config/NAME.yaml`
   on a listening socket the stack holds, so its port survives restarts. The config file is written
   at `start()` from the spec and not again: an edit + `/admin/reload`, or an edit + restart, takes
   effect; run-time `/admin/config` changes are lost on restart.
@@ -50,7 +50,6 @@ from arenac.substrate.spine.endpoints import (
     http_not_ready,
     probe,
 )
-from arenac.substrate.spine.keys import SERVICES
 from arenac.substrate.spine.postgres import ROLES, LocalPostgres, check_settings
 from arenac.substrate.spine.procs import (
     Cancelled,
@@ -70,6 +69,7 @@ from arenac.substrate.spine.procs import (
 )
 from arenac.substrate.spine.redis_local import REDIS_USERS, LocalRedis
 from arenac.substrate.spine.spec import SpecError, SpineSpec
+from spine_services.keys import SERVICES
 
 __all__ = [
     "COMPONENTS",
@@ -342,7 +342,7 @@ class SpineStack:
 
     def _spawn_service(self, name: str) -> None:
         sock = self._sockets[name]
-        argv = [sys.executable, "-m", "arenac.substrate.spine.service", name,
+        argv = [sys.executable, "-m", "spine_services", name,
                 "--config", str(self.config_path(name)), "--listen-fd", str(sock.fileno()), "--exit-with-parent"]
         image = self.image_path(name)
         if name in self._images:
