@@ -104,7 +104,7 @@ def up(name: str, data_dir: Path | None, ready_file: Path | None, releases: tupl
        sets: tuple[str, ...]) -> None:
     """Run the substrate in the foreground until Ctrl-C or SIGTERM."""
     # lazily, here and below: `arenac --help` imports this module to list its commands
-    from arenac.substrate.spine.procs import write_private
+    from arenac.substrate.procs import write_private
     from arenac.substrate.spine.spec import SpecError, SpineSpec
     from arenac.substrate.spine.stack import (
         Cancelled,

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 import spine_services
-from arenac.substrate.spine.procs import Child, free_port, stop_all
+from arenac.substrate.procs import Child, free_port, stop_all
 from helpers import ROOT
 from substrate.spine_client import Spine, http
 
