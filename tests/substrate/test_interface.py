@@ -93,3 +93,12 @@ def test_the_brokers_cluster_view_of_a_second_substrate(toy, tmp_path):
     assert cluster.configmap_data("spine-web-config") == {"A": "1"}
     assert cluster.configmap_data("spine-postgres-config") == {"init.sql": "CREATE TABLE toys (id int);\n"}
     assert "spine-gateway-config" not in cluster.configmap_names()  # spine's services are not the toy's
+
+
+def test_the_agents_sandbox_hides_every_substrates_own_code(toy, monkeypatch):
+    from arenac.sandbox import hidden_paths
+
+    under_usr = "/usr/share/toy-substrate/app"  # as an installed substrate's code would lie
+    assert under_usr not in hidden_paths()
+    monkeypatch.setattr(type(toy), "private_dirs", (Path(under_usr),))
+    assert under_usr in hidden_paths()
