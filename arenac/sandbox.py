@@ -46,6 +46,7 @@ from pathlib import Path
 import arenac
 import arenac.grammar
 import arenac.library
+from arenac.substrate.registry import driver_for, substrate_names
 
 AGENT_HOME = "/home/agent"
 AGENT_TOOLS = "/opt/arenac/bin"
@@ -202,11 +203,13 @@ def encode_args(args: list[str]) -> bytes:
 
 
 def hidden_paths() -> list[str]:
-    """The installed compiler's own directories (package, library, grammar) and the runner's
-    working directory (a checkout holds tasks/ and golden bundles) where they lie inside a system
-    directory the sandbox shows: each is covered by an empty tmpfs."""
+    """The installed compiler's own directories (package, library, grammar), the substrates' code
+    the runner runs locally (`SubstrateDriver.private_dirs`: spine's releases' defects are in its
+    code) and the runner's working directory (a checkout holds tasks/ and golden bundles) where
+    they lie inside a system directory the sandbox shows: each is covered by an empty tmpfs."""
     candidates = {os.path.dirname(os.path.realpath(file))
                   for file in (arenac.__file__, arenac.grammar.__file__, arenac.library.__file__)}
+    candidates |= {os.path.realpath(path) for name in substrate_names() for path in driver_for(name).private_dirs}
     candidates.add(os.path.realpath(os.getcwd()))
     return sorted(path for path in candidates
                   if any(path == d or path.startswith(d + "/") for d in SYSTEM_DIRS) and path not in SYSTEM_DIRS)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from arenac.runner import launch as runner_cli
-from arenac.substrate.spine import postgres, procs, redis_local, stack
+from arenac.substrate import procs
+from arenac.substrate.spine import postgres, redis_local, stack
 from helpers import LiveWithoutMarker
 
 

@@ -1,7 +1,7 @@
 """The agent's access tools on the local backend, brokered by the runner.
 
 `open_broker(stack, surface, rbac_objects, tools=plan.tools, ...)` builds the pieces for one
-episode: a `LocalCluster` (a Kubernetes-shaped view of the running SpineStack), the bundle's RBAC
+episode: a `LocalCluster` (a Kubernetes-shaped view of the running LocalStack), the bundle's RBAC
 (`Authorizer`, Kubernetes semantics), the `ToolBox` that decides every call, and the `Broker`
 that serves it on a Unix socket with a per-episode token. `broker.install_tools(dir)` writes the
 client commands the agent gets on PATH.
@@ -19,7 +19,7 @@ from arenac.broker.rbac import ApiRequest, Authorizer, agent_user, forbidden_mes
 from arenac.broker.server import ActionLog, Broker
 from arenac.broker.tools import TOOLS, ToolBox
 from arenac.model.access import AccessSurface
-from arenac.substrate.spine.stack import SpineStack
+from arenac.substrate.interface import LocalStack
 
 __all__ = [
     "TOOLS", "ActionLog", "ApiRequest", "Authorizer", "Broker", "ClusterError", "LocalCluster", "ToolBox",
@@ -28,7 +28,7 @@ __all__ = [
 
 
 def open_broker(
-    stack: SpineStack,
+    stack: LocalStack,
     surface: AccessSurface,
     rbac_objects: Sequence[dict[str, Any]],
     *,

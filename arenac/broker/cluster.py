@@ -1,4 +1,4 @@
-"""LocalCluster: a Kubernetes-shaped view of one running SpineStack, for the brokered `kubectl`.
+"""LocalCluster: a Kubernetes-shaped view of one running LocalStack, for the brokered `kubectl`.
 
 Contract (one namespace, the trial's; objects named as the chart names them):
 - ConfigMap `spine-<svc>-config` is the service's config file (patch/update rewrite the file;
@@ -43,14 +43,9 @@ from arenac.broker.inflight import InFlight
 from arenac.broker.podexec import ExecResult, PodExec, default_exec_user
 from arenac.broker.rbac import DEFAULT_NAMESPACE
 from arenac.broker.workloads import Workload, WorkloadError, apply_template, deployment_object
-from arenac.substrate.spine.configstore import read_config_source
-from arenac.substrate.spine.keys import SERVICES
-from arenac.substrate.spine.releases import RELEASES
-from arenac.substrate.spine.seed import chart_file
-from arenac.substrate.spine.stack import SpineStack
+from arenac.substrate.interface import LocalStack
 
-COMPONENTS = (*SERVICES, "postgres", "redis")
-POSTGRES_INIT = {"10-roles.sql": "roles.sql", "30-schema.sql": "schema.sql", "40-seed.sql": "seed.sql"}
+DATASTORES = ("postgres", "redis")
 
 
 class ClusterError(Exception):
@@ -86,7 +81,7 @@ class _Event:
 
 @dataclass
 class LocalCluster:
-    stack: SpineStack
+    stack: LocalStack
     namespace: str = DEFAULT_NAMESPACE
     exec_user: str | None = field(default_factory=default_exec_user)  # None: the broker's own user
     created: float = field(default_factory=time.time)
@@ -100,17 +95,21 @@ class LocalCluster:
     _events: list[_Event] = field(default_factory=list, init=False, repr=False)
 
     def __post_init__(self) -> None:
-        spec = self.stack.spec
+        substrate, images = self.stack.substrate, self.stack.images()
+        self.services: tuple[str, ...] = substrate.services  # the application's: config files, releases
+        self.components = (*self.services, *DATASTORES)
         started = [_process_start(pid) for pid in self.stack.pids().values()]
         self.created = min([self.created, *started])
-        for component in SERVICES:
-            release = spec.services[component].release
-            self._workloads[component] = Workload(component, "Deployment", f"{spec.image.repository}:{release}",
+        for component in self.services:
+            release = images.releases[component]
+            self._workloads[component] = Workload(component, "Deployment", f"{images.repository}:{release}",
                                                   created=self.created)
             self.stack.set_service_image(component, release)  # what the image carries
-        self._workloads["redis"] = Workload("redis", "Deployment", spec.redis.image, created=self.created)
-        self._workloads["postgres"] = Workload("postgres", "StatefulSet", spec.postgres.image, created=self.created)
-        self.pod_exec = PodExec(self.namespace, self.exec_user, audit=self._audit, inflight=self.inflight)
+        self._workloads["redis"] = Workload("redis", "Deployment", images.datastores["redis"], created=self.created)
+        self._workloads["postgres"] = Workload("postgres", "StatefulSet", images.datastores["postgres"],
+                                               created=self.created)
+        self.pod_exec = PodExec(self.namespace, self.services, substrate.postgres_bin, self.exec_user,
+                                audit=self._audit, inflight=self.inflight)
 
     def _audit(self, tool: str, argv: list[str], allowed: bool, reason: str) -> None:
         if self.audit is not None:
@@ -169,7 +168,7 @@ class LocalCluster:
             self.event("Pod", f"{w.name}-{self._template_hash(w)[:5]}", "Warning", "Failed",
                        f'Failed to pull image "{w.image}": {unavailable}')
             return
-        if w.component in SERVICES:
+        if w.component in self.services:
             self.stack.set_service_image(w.component, w.version)
             self.stack.set_service_env(w.component, w.env_map())
         self._restart(w)
@@ -177,13 +176,13 @@ class LocalCluster:
             w.running_image = w.image
 
     def _image_problem(self, w: Workload) -> str:
-        spec = self.stack.spec
-        if w.component in SERVICES:
+        images, releases = self.stack.images(), self.stack.substrate.releases
+        if w.component in self.services:
             repository, _, tag = w.image.rpartition(":")
-            if repository != spec.image.repository or tag not in RELEASES:
-                return f"{w.image}: not found (the local stack has {spec.image.repository}:{{{','.join(RELEASES)}}})"
+            if repository != images.repository or tag not in releases:
+                return f"{w.image}: not found (the local stack has {images.repository}:{{{','.join(releases)}}})"
             return ""
-        wanted = spec.redis.image if w.component == "redis" else spec.postgres.image
+        wanted = images.datastores[w.component]
         return "" if w.image == wanted else f"{w.image}: not found (the local stack runs {wanted})"
 
     def _restart(self, w: Workload) -> None:
@@ -218,13 +217,13 @@ class LocalCluster:
         return f"spine-{component}-{self.stack.pids().get(component, 0)}"
 
     def pod_component(self, name: str) -> str:
-        for component in COMPONENTS:
+        for component in self.components:
             if self.pod_name(component) == name:
                 return component
         raise not_found("pods", "", name)
 
     def pods(self) -> list[str]:
-        return [self.pod_name(component) for component in COMPONENTS]
+        return [self.pod_name(component) for component in self.components]
 
     def pod_object(self, component: str) -> dict[str, Any]:
         w = self._workloads[component]
@@ -283,7 +282,7 @@ class LocalCluster:
         endpoints = self.stack.endpoints
         if endpoints is None or component in self.stack.exited():
             return False
-        if component in SERVICES:
+        if component in self.services:
             url = endpoints.services[component]
             return _http_ok(url + "/readyz")
         url = endpoints.postgres_dsn if component == "postgres" else endpoints.redis
@@ -291,18 +290,18 @@ class LocalCluster:
 
     # -- config maps -------------------------------------------------------------------------
     def configmap_names(self) -> list[str]:
-        return [f"spine-{component}-config" for component in COMPONENTS]
+        return [f"spine-{component}-config" for component in self.components]
 
     def configmap_data(self, name: str) -> dict[str, str]:
         component = self._configmap_component(name)
-        if component in SERVICES:
-            return read_config_source(self.stack.config_path(component))
+        if component in self.services:
+            return self.stack.substrate.read_config(self.stack.config_path(component))
         if component == "redis":
             conf = self._redis_conf().read_text().splitlines()
             values = dict(line.split(" ", 1) for line in conf if line.startswith("maxmemory"))
             return {"maxmemory": values.get("maxmemory", ""), "maxmemoryPolicy": values.get("maxmemory-policy", "")}
         if self._postgres_init is None:
-            self._postgres_init = {key: chart_file(file).read_text() for key, file in POSTGRES_INIT.items()}
+            self._postgres_init = self.stack.substrate.datastore_init()
         return dict(self._postgres_init)
 
     def configmap_object(self, name: str) -> dict[str, Any]:
@@ -325,7 +324,7 @@ class LocalCluster:
         with self._lock:
             if dict(data) == self.configmap_data(name):
                 return False
-            if component in SERVICES:
+            if component in self.services:
                 self.stack.config_path(component).write_text(
                     yaml.safe_dump(dict(data), default_flow_style=False, sort_keys=True))
             elif component == "redis":
@@ -336,7 +335,7 @@ class LocalCluster:
             return True
 
     def _configmap_component(self, name: str) -> str:
-        for component in COMPONENTS:
+        for component in self.components:
             if name == f"spine-{component}-config":
                 return component
         raise not_found("configmaps", "", name)
@@ -363,7 +362,7 @@ class LocalCluster:
             return [{"apiVersion": "v1", "kind": "Namespace", "status": {"phase": "Active"},
                      "metadata": {"name": self.namespace, "creationTimestamp": timestamp(self.created)}}]
         if resource == "pods":
-            return [self.pod_object(component) for component in COMPONENTS]
+            return [self.pod_object(component) for component in self.components]
         if resource == "configmaps":
             return [self.configmap_object(name) for name in self.configmap_names()]
         if resource in ("deployments", "statefulsets"):
@@ -371,7 +370,7 @@ class LocalCluster:
         if resource == "replicasets":
             return [self.replicaset_object(w) for w in self.workloads("deployments")]
         if resource == "services":
-            return [self.service_object(component) for component in COMPONENTS]
+            return [self.service_object(component) for component in self.components]
         if resource == "events":
             return self.event_objects()
         return None
@@ -406,7 +405,7 @@ class LocalCluster:
                 "metadata": {"name": f"spine-{component}", "namespace": self.namespace,
                              "labels": labels(component, self._workloads[component].chart_version),
                              "creationTimestamp": timestamp(self.created)},
-                "spec": {"type": "ClusterIP", "clusterIP": f"10.96.0.{10 + COMPONENTS.index(component)}",
+                "spec": {"type": "ClusterIP", "clusterIP": f"10.96.0.{10 + self.components.index(component)}",
                          "ports": [{"name": port_name, "port": port, "protocol": "TCP", "targetPort": port_name}],
                          "selector": {"app.kubernetes.io/component": component, "app.kubernetes.io/name": "spine"}}}
 

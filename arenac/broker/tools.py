@@ -33,7 +33,6 @@ from arenac.broker.kubectl import Kubectl
 from arenac.broker.outcome import Denied, Failed, ToolResult
 from arenac.broker.rbac import Authorizer
 from arenac.model.access import AccessSurface
-from arenac.substrate.spine.postgres import POSTGRES_BIN_PATH
 
 TOOLS = ("kubectl", "admin-api", "db-sql", "wait-until-healthy", "declare_repair_complete")
 PSQL_FORMAT_FLAGS = {"-A": False, "-t": False, "-x": False, "--csv": False, "-F": True, "-P": True}
@@ -155,8 +154,9 @@ class ToolBox:
             raise Failed("db-sql: psql meta-commands (\\...) are not available; send SQL statements only")
         assert self.cluster.stack.endpoints is not None
         dsn = urlsplit(self.cluster.stack.endpoints.postgres[role])
-        command = [str(POSTGRES_BIN_PATH / "psql"), "-X", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1",
-                   "-p", str(dsn.port), "-U", role, "-d", dsn.path.lstrip("/") or "spine", *flags]
+        psql = self.cluster.stack.substrate.postgres_bin / "psql"
+        command = [str(psql), "-X", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", str(dsn.port), "-U", role,
+                   "-d", dsn.path.lstrip("/") or "spine", *flags]
         for statement in statements:
             command += ["-c", statement]
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PGPASSWORD": dsn.password or "",

@@ -19,6 +19,8 @@ are heavy, only inside the commands that use them, so that `arenac check` never 
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import click
 
 from arenac.cli.bundles import schema, verify_bundle_command
@@ -26,9 +28,25 @@ from arenac.cli.compiling import check, compile_command, fmt, variants
 from arenac.cli.grade import grade
 from arenac.cli.runs import adversaries, qualify, run
 from arenac.cli.substrate import calibrate, substrate
+from arenac.extras import missing_local, unavailable_command
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Main(click.Group):
+    """The group: a command whose module needs the `local` extra (arenac/extras.py) is, when the
+    extra is missing, a stand-in that `--help` lists with the install line and that refuses in one
+    line whatever it is given; `run`, `qualify` and `calibrate` check for themselves, first thing."""
+
+    needs_local: ClassVar[frozenset[str]] = frozenset({"grade", "substrate"})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.needs_local:
+            missing = missing_local()
+            if missing:
+                return unavailable_command(cmd_name, missing)
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="arenac")
 def main() -> None:
     """arenac: compile and run live-incident benchmark tasks."""

@@ -16,6 +16,7 @@ from pathlib import Path
 import click
 
 from arenac.cli.common import build_or_exit, compile_or_exit, refuse
+from arenac.extras import require_local
 from arenac.runner import preflight  # light (no runner machinery): option types and refusals
 from arenac.runner.adversaries import STRATEGIES  # light: the suite's names and descriptions
 
@@ -70,6 +71,7 @@ def _isolation(sandbox, agent_network, agent_ro):
 @_isolation_options
 def run(bundle, agent, time_scale, out, healthy, sandbox, agent_network, agent_ro):
     """Run one episode of a compiled bundle on the local backend, and grade it."""
+    require_local("run")  # the local extra first: one line, not an ImportError
     from arenac.cli.episodes import run_command  # lazily: the runner's imports are heavy (`run` only)
 
     run_dir = Path(out) if out else preflight.default_run_dir(bundle)
@@ -102,6 +104,7 @@ def qualify(paths, repeats, time_scale, out, jobs, adversarial, strategies, adve
     fix-now control must pass; a variant with a passing adversary does not qualify.
 
     PATHS are specs (compiled first, into OUT/build) or compiled bundle directories."""
+    require_local("qualify")  # the local extra first: one line, not an ImportError
     from arenac.cli.episodes import qualify_command  # lazily: heavy (`qualify` only)
     from arenac.runner.launch import check_strategies
 

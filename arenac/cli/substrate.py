@@ -38,6 +38,7 @@ import click
 
 from arenac.cli.common import EXIT_DIAGNOSTICS, report
 from arenac.core.diagnostics import DiagnosticError
+from arenac.extras import require_local
 from arenac.lower.library import load_library
 
 if TYPE_CHECKING:
@@ -122,9 +123,9 @@ def up(name: str, data_dir: Path | None, ready_file: Path | None, releases: tupl
 def _spec_or_refuse(releases: tuple[str, ...], sets: tuple[str, ...]) -> SpineSpec:
     """The stack's spec from --release and --set, checked as a whole (preflight) or refused."""
     # lazily, here and below: `arenac --help` imports this module to list its commands
-    from arenac.substrate.spine.keys import SERVICES, ConfigError
     from arenac.substrate.spine.spec import SpecError, SpineSpec
     from arenac.substrate.spine.stack import preflight
+    from spine_services.keys import SERVICES, ConfigError
 
     try:
         spec = SpineSpec().with_sets(sets)
@@ -142,7 +143,7 @@ def _spec_or_refuse(releases: tuple[str, ...], sets: tuple[str, ...]) -> SpineSp
 def _serve(spec: SpineSpec, data_dir: Path | None, ready_file: Path | None) -> tuple[str, int] | None:
     """Start the stack, publish its endpoints, watch it until a signal, and stop everything it
     started, whatever happened. Returns the failure to report (message, exit code), or None."""
-    from arenac.substrate.spine.procs import write_private
+    from arenac.substrate.procs import write_private
     from arenac.substrate.spine.stack import Cancelled, ComponentFailed, DirectoryBusy, SpineStack
 
     flag = _StopFlag()
@@ -233,6 +234,7 @@ def status(data_dir: Path | None, ready_file: Path | None, as_json: bool) -> Non
               help="default: the committed library/substrates/spine/baseline.json")
 def calibrate(runs: int, time_scale: float, out: Path | None) -> None:
     """Drive the standard load against healthy spine stacks and write the baseline."""
+    require_local("calibrate")  # the local extra first: one line, not an ImportError
     try:
         profile = load_library().substrates["spine"].loads["standard"]
     except DiagnosticError as error:

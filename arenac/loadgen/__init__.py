@@ -2,7 +2,8 @@
 
 - `plan`: a LoadProfile on the episode clock (plan seconds = real seconds / time scale; durations
   scale, rates per real second do not; optional anchoring of cycles to Unix time).
-- `routes`: how each substrate's routes are issued (`SpineClient`, `PlainClient`).
+- `routes`: how each substrate's routes are issued (`PlainClient`; a substrate's own client comes
+  from its driver, arenac/substrate/interface.py).
 - `ledger`: per (plan second, route) counts, errors and HDR histograms (docs/evidence.md) and the
   live view `current(window_s) -> (error_rate, p99_s)`.
 - `generator`: `run_load(...)`, the asyncio + aiohttp open-loop driver; `python -m arenac.loadgen`
@@ -12,10 +13,10 @@
 from arenac.loadgen.generator import CLIENT_TIMEOUT_S, RunSummary, run_load
 from arenac.loadgen.ledger import Ledger, Live, LiveView, decode_histogram, load_ledger
 from arenac.loadgen.plan import Plan, PlanPhase, make_plan
-from arenac.loadgen.routes import PlainClient, RouteClient, SetupError, SpineClient, route_client
+from arenac.loadgen.routes import PlainClient, RouteClient, SetupError, route_client
 
 __all__ = [
     "CLIENT_TIMEOUT_S", "Ledger", "Live", "LiveView", "Plan", "PlanPhase", "PlainClient", "RouteClient",
-    "RunSummary", "SetupError", "SpineClient", "decode_histogram", "load_ledger", "make_plan", "route_client",
+    "RunSummary", "SetupError", "decode_histogram", "load_ledger", "make_plan", "route_client",
     "run_load",
 ]

@@ -31,7 +31,6 @@ import redis
 from arenac.loadgen.acks import write_digest
 from arenac.model.evidence import AckedSoakEnd, FanoutAtSoakEnd, Inbox, MessagesAtSoakEnd, PartUnreadable
 from arenac.runner.harness_io import HarnessIO
-from arenac.substrate.spine.service.common import INBOX_CAP, inbox_key
 
 
 def record_acked_state(io: HarnessIO, t: float, baseline_max_ids: dict[str, int] | None) -> AckedSoakEnd:
@@ -57,6 +56,7 @@ def _messages(io: HarnessIO, after_id: int) -> MessagesAtSoakEnd:
 
 
 def _fanout(io: HarnessIO) -> FanoutAtSoakEnd:
+    cap = io.substrate.inbox_cap  # the fan-out keeps this many entries: a full inbox has lost its oldest
     queue = io.admin("fanout", "GET", "/admin/config")["config"]["FANOUT_QUEUE"]
     members: dict[str, list[str]] = {}
     for channel, user in io.query("SELECT c.name, u.name FROM channel_members m JOIN channels c ON c.id = m.channel_id "
@@ -69,17 +69,17 @@ def _fanout(io: HarnessIO) -> FanoutAtSoakEnd:
         pipe = client.pipeline(transaction=False)
         keys = [(channel, user) for channel, users in sorted(members.items()) for user in users]
         for channel, user in keys:
-            pipe.zrange(inbox_key(user, channel), 0, -1, withscores=True)
+            pipe.zrange(io.substrate.inbox_key(user, channel), 0, -1, withscores=True)
         inboxes: dict[str, dict[str, Inbox]] = {}
         for (channel, user), entries in zip(keys, pipe.execute()):
             ids = sorted(int(member) for member, _ in entries if member.isdigit())
-            floor = int(min(score for _, score in entries)) if len(entries) >= INBOX_CAP else None
+            floor = int(min(score for _, score in entries)) if len(entries) >= cap else None
             inboxes.setdefault(channel, {})[user] = Inbox(ids=tuple(ids), floor=floor)
     finally:
         client.close()
     return FanoutAtSoakEnd(queue=queue, pending=tuple(pending), queued=tuple(queued),
                            members={channel: tuple(users) for channel, users in members.items()},
-                           inbox_cap=INBOX_CAP, inboxes=inboxes)
+                           inbox_cap=cap, inboxes=inboxes)
 
 
 def _event_ids(raw: list[str]) -> list[int]:

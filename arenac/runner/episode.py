@@ -48,13 +48,12 @@ from arenac.runner.agents import AgentLaunch, AgentSpec, claim_agent_account, st
 from arenac.runner.bundle import RunnableBundle
 from arenac.runner.clock import EpisodeClock
 from arenac.runner.harness_io import HarnessIO
-from arenac.runner.local_config import spine_spec
 from arenac.runner.records import EventLog, begin_run, finish_run, write_model
 from arenac.runner.snapshot import max_ids, take_snapshot
 from arenac.runner.state import StateDir
 from arenac.runner.watch import PartsWatch, changing_calls
 from arenac.sandbox import SandboxChoice, probe
-from arenac.substrate.spine.stack import SpineStack
+from arenac.substrate.registry import driver_for
 
 
 class InfraError(Exception):
@@ -290,12 +289,13 @@ class _Episode:
     def run(self) -> None:
         plan, clock, log, S = self.plan, self.clock, self.log, self.options.time_scale
         faults = list(plan.faults) if self.options.inject_faults else []
-        spec = spine_spec(self.bundle.directory, S, healthy=not self.options.inject_faults)
-        self.stack = SpineStack(self.scratch / "substrate", spec)
+        substrate = driver_for(plan.substrate)
+        self.stack = substrate.provision(self.scratch / "substrate", self.bundle.directory, S,
+                                         healthy=not self.options.inject_faults)
         endpoints = self.stack.start()
         self.state.record_pids(self.scratch, self.stack.pids())
         _harden(self.scratch / "substrate")
-        self.io = HarnessIO(endpoints)
+        self.io = HarnessIO(endpoints, substrate)
         self.io.acks = AckLog(self.evidence / "harness_acks.jsonl", clock.now, source="harness", autoflush=True)
         log("provisioned", pids=len(self.stack.pids()), real_s=round(time.monotonic() - self.started, 3))
 

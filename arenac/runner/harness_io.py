@@ -35,13 +35,13 @@ from arenac.model.actions import (
     ValuesAction,
     dispatch,
 )
-from arenac.substrate.spine.seed import USERS
-from arenac.substrate.spine.stack import Endpoints
+from arenac.substrate.interface import Endpoints, SubstrateDriver
 
 
 class HarnessIO:
-    def __init__(self, endpoints: Endpoints):
+    def __init__(self, endpoints: Endpoints, substrate: SubstrateDriver):
         self.endpoints = endpoints
+        self.substrate = substrate  # its seeded users (bursts), its inboxes (acked.py), its config files
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="arenac-harness-io", daemon=True)
         self._thread.start()
@@ -112,10 +112,10 @@ class HarnessIO:
             await connection.close()
 
     async def _send_burst(self, channel: str, messages: int, concurrency: int) -> dict[str, int]:
-        gateway = self.endpoints.gateway
+        gateway, user = self.endpoints.gateway, self.substrate.seed.users[0]
         timeout = aiohttp.ClientTimeout(total=10)
         async with aiohttp.ClientSession(timeout=timeout) as session:
-            async with session.post(f"{gateway}/api/login", json={"user": USERS[0]}) as response:
+            async with session.post(f"{gateway}/api/login", json={"user": user}) as response:
                 response.raise_for_status()
                 token = (await response.json())["token"]
             headers = {"Authorization": f"Bearer {token}"}
@@ -129,7 +129,7 @@ class HarnessIO:
                             if reply.status == 201 and self.acks is not None:
                                 answer = await reply.json()
                                 self.acks.record(table="messages", id=answer["id"], channel=channel,
-                                                 seq=answer["seq"], author=USERS[0], text=f"burst {index}")
+                                                 seq=answer["seq"], author=user, text=f"burst {index}")
                             return reply.status == 201
                     except (aiohttp.ClientError, TimeoutError):
                         return False

@@ -25,8 +25,7 @@ import hashlib
 from arenac.model.evidence import SequenceState, Snapshot, TableState
 from arenac.model.plan import Plan
 from arenac.runner.harness_io import HarnessIO
-from arenac.substrate.spine.configstore import read_config_source
-from arenac.substrate.spine.keys import SERVICES
+from arenac.substrate.interface import LocalStack
 
 _COUNTERS = ("seq", "last_seq")
 APP_ROLE = "spine_app"
@@ -36,8 +35,8 @@ _SYSTEM_SCHEMAS = "('pg_catalog', 'information_schema', 'pg_toast')"
 
 
 def take_snapshot(io: HarnessIO, plan: Plan, t: float, baseline_max_ids: dict[str, int] | None = None,
-                  stack=None) -> Snapshot:
-    """`stack` (the SpineStack): also record what every workload's ConfigMap holds (`configmaps`;
+                  stack: LocalStack | None = None) -> Snapshot:
+    """`stack` (the running LocalStack): also record what every workload's ConfigMap holds (`configmaps`;
     without it the snapshot has none, as a live check's snapshot needs none)."""
     config, events, release = {}, {}, {}
     for service in plan.snapshots.config:
@@ -63,13 +62,14 @@ def max_ids(io: HarnessIO, plan: Plan) -> dict[str, int]:
     return {table: int(io.query(f"SELECT coalesce(max(id), 0) FROM {table}")[0][0]) for table in plan.snapshots.tables}
 
 
-def configmaps(stack) -> dict[str, dict[str, str]]:
+def configmaps(stack: LocalStack) -> dict[str, dict[str, str]]:
     """What each workload's ConfigMap holds, which its next start reads: a ConfigMap edited but not
     rolled out changes nothing yet, and would surface only after a restart challenge. Each app
     service's config file, and Redis's `maxmemory` and `maxmemoryPolicy` (broker/cluster.py maps
     them the same way). PostgreSQL's holds init scripts, which run at the first start only: not
     recorded (an edit changes nothing)."""
-    found = {name: read_config_source(stack.config_path(name)) for name in SERVICES}
+    substrate = stack.substrate
+    found = {name: substrate.read_config(stack.config_path(name)) for name in substrate.services}
     conf = stack.data_dir / "redis" / "redis.conf"
     lines = conf.read_text().splitlines() if conf.exists() else []
     values = dict(line.split(" ", 1) for line in lines if line.startswith("maxmemory") and " " in line)

@@ -20,7 +20,7 @@ from pathlib import Path
 import psutil
 
 from arenac.core.serialize import write_atomic
-from arenac.substrate.spine.procs import PidLedger
+from arenac.substrate.procs import PidLedger
 
 
 @dataclass

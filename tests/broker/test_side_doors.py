@@ -26,8 +26,9 @@ import redis
 
 from arenac.broker.redisgate import check
 from arenac.runner.harness_io import HarnessIO
-from arenac.substrate.spine.keys import SERVICES
+from arenac.substrate.spine.driver import DRIVER
 from broker.brokered import Episode
+from spine_services.keys import SERVICES
 from substrate.spine_client import Spine, http
 
 pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
@@ -213,7 +214,7 @@ def test_the_harness_queries_while_agent_roles_hold_every_connection(stack) -> N
 
     loop = asyncio.new_event_loop()
     spine = Spine(stack)
-    io = HarnessIO(endpoints)
+    io = HarnessIO(endpoints, DRIVER)
     try:
         assert io.redis("PING") is True  # the harness's own Redis connection, opened before the agent acts
         # the operator's own limit, then roles it creates (CREATEROLE) to take every other slot

@@ -20,6 +20,7 @@ from arenac.loadgen.acks import read_acks
 from arenac.model.gates import Invariant, Protect, ProtectQueue
 from arenac.runner.acked import record_acked_state
 from arenac.runner.harness_io import HarnessIO
+from arenac.substrate.spine.driver import DRIVER
 from arenac.runner.snapshot import _sequence_state, _table_state
 from arenac.substrate.spine.spec import SpineSpec
 from arenac.substrate.spine.stack import SpineStack
@@ -39,7 +40,7 @@ def stack(tmp_path: Path):
     stack = SpineStack(tmp_path / "stack", SpineSpec().with_sets([f"TIME_SCALE={SCALE}"]))
     stack.start()
     endpoints, pids = stack.endpoints, list(stack.pids().values())
-    io = HarnessIO(endpoints)
+    io = HarnessIO(endpoints, DRIVER)
     try:
         yield stack, io
     finally:

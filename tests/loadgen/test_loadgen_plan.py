@@ -11,7 +11,7 @@ from loadgen.stub import profile
 from arenac.loadgen.plan import make_plan
 from arenac.loadgen.routes import RouteMix
 from arenac.substrate.spine.profile import schedule
-from arenac.substrate.spine.service.maintenance import Schedule
+from spine_services.maintenance import Schedule
 
 STANDARD_SHAPE = profile([("peak", 30, 60), ("trough", 30, 15)], {"send": 40, "read": 35, "unread": 15,
                                                                    "login": 5, "channels": 5}, warmup=(20, 20))

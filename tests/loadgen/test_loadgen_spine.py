@@ -12,9 +12,10 @@ import yaml
 from loadgen.stub import profile
 from substrate.spine_client import assert_gone, ports_of
 
-from arenac.loadgen import SpineClient, load_ledger, run_load
+from arenac.loadgen import load_ledger, run_load
 from arenac.loadgen.acks import AckLog, read_acks, write_digest
 from arenac.loadgen.routes import RouteMix
+from arenac.substrate.spine.routes import SpineClient
 from arenac.substrate.spine.seed import CHANNELS, MESSAGES_PER_CHANNEL, USERS, substrate_file
 from arenac.substrate.spine.spec import SpineSpec
 from arenac.substrate.spine.stack import SpineStack

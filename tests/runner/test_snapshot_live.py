@@ -12,6 +12,7 @@ import yaml
 from arenac.model.evidence import Snapshot
 from arenac.model.plan import SnapshotSpec
 from arenac.runner.harness_io import HarnessIO
+from arenac.substrate.spine.driver import DRIVER
 from arenac.runner.snapshot import take_snapshot
 from arenac.substrate.spine.spec import SpineSpec
 from arenac.substrate.spine.stack import SpineStack
@@ -27,7 +28,7 @@ class _Plan:
 def test_snapshots_capture_roles_privileges_time_scale_and_redis(tmp_path):
     stack = SpineStack(tmp_path / "stack", SpineSpec())
     endpoints = stack.start()
-    io = HarnessIO(endpoints)
+    io = HarnessIO(endpoints, DRIVER)
     try:
         before = Snapshot.model_validate(take_snapshot(io, _Plan, 0.0, stack=stack))
         assert Snapshot.model_validate(take_snapshot(io, _Plan, 1.0, stack=stack)).model_dump(exclude={"t"}) == \

@@ -63,7 +63,7 @@ def test_a_recycled_pid_is_never_killed(tmp_path):
 def test_reap_ends_what_the_stack_recorded_before_the_runner_could(tmp_path):
     """A runner killed during provisioning: its stack's own ledger (pids.json, written at each spawn)
     names a process the state record does not know yet."""
-    from arenac.substrate.spine.procs import Child, PidLedger
+    from arenac.substrate.procs import Child, PidLedger
 
     state = StateDir(tmp_path / "state")
     state.root.mkdir()

@@ -14,7 +14,7 @@ import pytest
 
 from arenac.runner import watch as watch_module
 from arenac.runner.watch import PartsWatch, changing_calls
-from arenac.substrate.spine.procs import Child
+from arenac.substrate.procs import Child
 
 
 @dataclass

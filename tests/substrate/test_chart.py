@@ -16,10 +16,10 @@ import yaml
 from helm_python import Chart
 from kubernetes_validate.utils import latest_version
 
-from arenac.substrate.spine.keys import SERVICES
 from arenac.substrate.spine.redis_local import AGENT_COMMANDS, FANOUT_COMMANDS, SERVICE_COMMANDS
 from arenac.substrate.spine.seed import substrate_file
 from arenac.substrate.spine.spec import SpineSpec
+from spine_services.keys import SERVICES
 
 CHART = Path(str(substrate_file("chart")))
 VERSIONS = ("1.30", latest_version())

@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from arenac.substrate.spine.configstore import ConfigStore
-from arenac.substrate.spine.keys import SERVICES, ConfigError, keys_for, knob_defaults
-from arenac.substrate.spine.releases import RELEASES, release
-from arenac.substrate.spine.service.maintenance import Schedule
 from arenac.substrate.spine.spec import SpecError, SpineSpec
+from spine_services.configstore import ConfigStore
+from spine_services.keys import SERVICES, ConfigError, keys_for, knob_defaults
+from spine_services.maintenance import Schedule
+from spine_services.releases import RELEASES, release
 
 
 def write(path: Path, data: dict[str, str]) -> Path:

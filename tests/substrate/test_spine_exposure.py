@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from arenac.substrate.spine.keys import REDACTED, SERVICES
+from spine_services.keys import REDACTED, SERVICES
 from substrate.spine_client import Spine, http
 
 pytestmark = pytest.mark.live  # starts a stack, an episode or timed load

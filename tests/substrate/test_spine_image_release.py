@@ -1,7 +1,7 @@
 """A release is a property of the image: an environment variable cannot swap the code it runs.
 
 On Kubernetes the Dockerfile bakes the release into the code (releases.bake, IMAGE_RELEASE next to
-the module); the brokered local cluster gives each service a stand-in file instead. Either way
+the module of spine_services); the brokered local cluster gives each service a stand-in file instead. Either way
 `SPINE_RELEASE` in the environment (what `kubectl set env` changes) and `RELEASE` in the config
 file lose to it. A plain local stack still takes the release from its configuration.
 """
@@ -21,31 +21,28 @@ from pathlib import Path
 
 import pytest
 
-import arenac
-from arenac.substrate.spine.procs import Child, free_port, stop_all
-from arenac.substrate.spine.seed import substrate_file
+import spine_services
+from arenac.substrate.procs import Child, free_port, stop_all
+from helpers import ROOT
 from substrate.spine_client import Spine, http
 
 pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
 
-DOCKERFILE = Path(str(substrate_file("Dockerfile")))
+DOCKERFILE = ROOT / "library" / "substrates" / "spine" / "app" / "Dockerfile"
 
 
 def bake_command() -> list[str]:
     """The Dockerfile's own bake step (`python -c "...bake..." "${RELEASE}"`), as argv."""
-    match = re.search(r'python -c "([^"]*import bake[^"]*)"', DOCKERFILE.read_text())
+    match = re.search(r'python (?:-I )?-c "([^"]*import bake[^"]*)"', DOCKERFILE.read_text())
     assert match, "the Dockerfile bakes the release with releases.bake"
     return [sys.executable, "-c", match.group(1)]
 
 
 @pytest.fixture
 def image_root(tmp_path: Path) -> Path:
-    """A copy of the package as an image holds it (the source tree must never carry a baked release)."""
+    """A copy of the application as an image holds it (the source tree must never carry a baked release)."""
     root = tmp_path / "image"
-    source = Path(arenac.__file__).parent
-    (root / "arenac").mkdir(parents=True)
-    shutil.copy(source / "__init__.py", root / "arenac" / "__init__.py")
-    shutil.copytree(source / "substrate", root / "arenac" / "substrate",
+    shutil.copytree(Path(spine_services.__file__).parent, root / "spine_services",
                     ignore=shutil.ignore_patterns("__pycache__", "IMAGE_RELEASE"))
     return root
 
@@ -63,7 +60,7 @@ def run_service(tmp_path: Path) -> Iterator:
         log = tmp_path / f"gateway-{port}.log"
         config = tmp_path / "gateway.yaml"
         config.write_text('RELEASE: "1.4.3"\n')  # the config file says yet another release
-        argv = [sys.executable, "-m", "arenac.substrate.spine.service", "gateway", "--config", str(config),
+        argv = [sys.executable, "-m", "spine_services", "gateway", "--config", str(config),
                 "--host", "127.0.0.1", "--port", str(port), *extra]
         with open(log, "wb") as out:
             popen = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
@@ -97,7 +94,7 @@ def test_a_baked_release_wins_over_the_environment(image_root: Path, run_service
     baked = subprocess.run([*bake_command(), "1.5.1"], cwd=image_root, capture_output=True, text=True, timeout=60,
                            check=False)
     assert baked.returncode == 0, baked.stderr
-    assert (image_root / "arenac" / "substrate" / "spine" / "IMAGE_RELEASE").read_text() == "1.5.1\n"
+    assert (image_root / "spine_services" / "IMAGE_RELEASE").read_text() == "1.5.1\n"
     refused = subprocess.run([*bake_command(), "9.9.9"], cwd=image_root, capture_output=True, text=True, timeout=60,
                            check=False)
     assert refused.returncode != 0 and "no such release" in refused.stderr  # a bad build arg fails the build

@@ -68,8 +68,9 @@ def test_harness_send_burst_triggers_rmw_duplicates_and_not_atomic_ones(healthy:
     """The sequencer_rmw template's trigger: the harness's send burst duplicates seqs under rmw
     and leaves atomic seqs dense and unique."""
     from arenac.runner.harness_io import HarnessIO
+    from arenac.substrate.spine.driver import DRIVER
 
-    io = HarnessIO(healthy.ep)
+    io = HarnessIO(healthy.ep, DRIVER)
     try:
         healthy.admin("message", "/admin/config", {"SEQUENCER_MODE": "rmw"})
         try:

@@ -9,8 +9,8 @@ import psutil
 import pytest
 import yaml
 
-from arenac.substrate.spine.keys import SERVICES
 from arenac.substrate.spine.seed import MESSAGES_PER_CHANNEL
+from spine_services.keys import SERVICES
 from substrate.spine_client import Spine, assert_gone, http, ports_of
 
 pytestmark = pytest.mark.live  # starts a stack, an episode or timed load

@@ -8,6 +8,7 @@ import pytest
 from arenac.loadgen.acks import AckLog, read_acks, write_digest
 from arenac.model.gates import Protect, ProtectQueue
 from arenac.runner.acked import record_acked_state
+from arenac.substrate.spine.driver import DRIVER
 from arenac.verify import EvidenceError
 from arenac.verify.acked import IN_FLIGHT_REAL_S
 from verify.recorded import AFTER_ID, RecordedRun, target
@@ -205,6 +206,7 @@ class FakeIO:
     def __init__(self, rows, fail_redis=False):
         self.rows = rows  # (id, channel, seq, author, body)
         self.endpoints = type("E", (), {"redis": "redis://127.0.0.1:1/0"})()
+        self.substrate = DRIVER  # the inbox layout and cap
         self.fail_redis = fail_redis
 
     def query(self, statement):

@@ -1,11 +1,11 @@
 """Where a running spine stack answers, and its health seen from outside.
 
 Contract:
-- `Endpoints` is the stack's published address book and the JSON of the ready file and of
-  `D/endpoints.json` (both written 0600: they carry superuser DSNs, the harness's Redis user and
-  the admin credential). `Endpoints.from_json` checks
-  the shape and raises `EndpointsError` (a ValueError, one readable line) for anything else:
-  not JSON, a missing field, a wrong type.
+- `Endpoints` (declared in arenac/substrate/interface.py, for every substrate) is the stack's
+  published address book and the JSON of the ready file and of `D/endpoints.json` (both written
+  0600: they carry superuser DSNs, the harness's Redis user and the admin credential).
+  `Endpoints.from_json` checks the shape and raises `EndpointsError` (a ValueError, one readable
+  line) for anything else: not JSON, a missing field, a wrong type.
 - `probe(endpoints)` reports each component's health from the endpoints alone (HTTP `/readyz`, a
   Redis PING, `pg_isready`), so `arenac substrate status` works from another process. No password
   is ever put on a command line (other users can list those).
@@ -13,57 +13,19 @@ Contract:
 
 from __future__ import annotations
 
-import json
 import subprocess
 import urllib.error
 import urllib.request
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import psutil
 import redis
-from pydantic import TypeAdapter, ValidationError
 
+from arenac.substrate.interface import Endpoints, EndpointsError
 from arenac.substrate.spine.postgres import POSTGRES_BIN_PATH
-from arenac.substrate.spine.spec import problems_of
 
-
-class EndpointsError(ValueError):
-    """Text that is not a spine endpoints document."""
-
-
-@dataclass(frozen=True)
-class Endpoints:
-    """Where a running stack answers; also the JSON of the ready file."""
-
-    gateway: str
-    services: dict[str, str]
-    postgres: dict[str, str]  # role -> DSN (postgres, spine_admin: superusers, for the harness only)
-    postgres_dsn: str  # the application's DSN (role spine_app)
-    redis: str  # the application's user
-    redis_fanout: str  # the ACL user `fanout`
-    data_dir: str
-    pids: dict[str, int]
-    # the services' admin credential (Authorization: Bearer ...): the harness's and the broker's
-    admin_token: str = ""
-    redis_harness: str = ""  # the ACL user `harness` (every command): fault injection, snapshots
-    redis_agent: str = ""  # the ACL user `agent`: what an exec into the redis pod may do
-
-    def admin_headers(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.admin_token}"} if self.admin_token else {}
-
-    def to_json(self) -> str:
-        return json.dumps(asdict(self), indent=2, sort_keys=True) + "\n"
-
-    @classmethod
-    def from_json(cls, text: str | bytes) -> Endpoints:
-        try:
-            return _ADAPTER.validate_json(text)
-        except ValidationError as exc:
-            raise EndpointsError("not a spine endpoints file: " + "; ".join(problems_of(exc))) from None
-
-
-_ADAPTER = TypeAdapter(Endpoints)
+__all__ = ["ComponentStatus", "Endpoints", "EndpointsError", "http_not_ready", "probe"]
 
 
 @dataclass(frozen=True)

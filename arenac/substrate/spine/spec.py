@@ -21,8 +21,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from arenac.substrate.spine.keys import HEALTHY_RELEASE, SERVICES, ConfigError, keys_for, knob_defaults
-from arenac.substrate.spine.releases import release
+from arenac.substrate.interface import problems_of
+from spine_services.keys import HEALTHY_RELEASE, SERVICES, ConfigError, keys_for, knob_defaults
+from spine_services.releases import release
 
 # what redis-server accepts for maxmemory (bytes, or k/kb/m/mb/g/gb; case-insensitive; 0 = no limit)
 REDIS_SIZE = re.compile(r"^[0-9]+(b|k|kb|m|mb|g|gb)?$", re.IGNORECASE)
@@ -36,21 +37,6 @@ class SpecError(ValueError):
     def __init__(self, problems: Iterable[str]) -> None:
         self.problems = tuple(dict.fromkeys(problems))  # distinct, in order
         super().__init__("\n".join(self.problems))
-
-
-def problems_of(error: ValidationError) -> list[str]:
-    """pydantic's errors as `path: message`, the same message at several paths said once."""
-    by_message: dict[str, list[str]] = {}
-    for item in error.errors(include_url=False, include_input=False):
-        path = ".".join(str(part) for part in item["loc"])
-        for message in str(item["msg"]).removeprefix("Value error, ").splitlines():
-            if message == "Extra inputs are not permitted":
-                message = "unknown setting"
-            if message.startswith(f"{path}.") or not path:  # the validator named the exact path
-                by_message.setdefault(message, [])
-            else:
-                by_message.setdefault(message, []).append(path)
-    return [f"{', '.join(paths)}: {message}" if paths else message for message, paths in by_message.items()]
 
 
 class _Model(BaseModel):

@@ -1,4 +1,4 @@
-"""SpineStack: one isolated spine instance as local processes.
+"""SpineStack: one isolated spine instance as local processes (a `LocalStack`: substrate/interface.py).
 
 Contract:
 - `SpineStack(data_dir, spec)`: everything lives under `data_dir` (cluster, Redis config, service
@@ -13,12 +13,13 @@ Contract:
   is spawned, so a stop at any point of start-up ends everything started so far. `cancel()`
   (safe from a signal handler: it only sets a flag) makes a running `start()` stop waiting and
   raise `Cancelled` at its next check.
-- Each service runs as `python -m arenac.substrate.spine.service NAME --config <data_dir>/config/NAME.yaml`
+- Each service runs as `python -m spine_services NAME --config <data_dir>/config/NAME.yaml`
   on a listening socket the stack holds, so its port survives restarts. The config file is written
   at `start()` from the spec and not again: an edit + `/admin/reload`, or an edit + restart, takes
   effect; run-time `/admin/config` changes are lost on restart.
 - `restart_service(name)` restarts one service, or "postgres" or "redis", and waits until ready;
-  `restarting()` names the components under way, `children()` the processes running now.
+  `restarting()` names the components under way, `children()` the processes running now;
+  `images()` what each workload runs; `substrate` is spine's driver.
 - `set_service_env(name, env)` sets extra environment for one service (a workload's `env`); it
   takes effect at the service's next start.
 - `set_service_image(name, release)` makes one service run as the image of `release` would: from
@@ -44,15 +45,8 @@ from pathlib import Path
 
 import yaml
 
-from arenac.substrate.spine.endpoints import (
-    ComponentStatus,
-    Endpoints,
-    http_not_ready,
-    probe,
-)
-from arenac.substrate.spine.keys import SERVICES
-from arenac.substrate.spine.postgres import ROLES, LocalPostgres, check_settings
-from arenac.substrate.spine.procs import (
+from arenac.substrate.interface import StackImages, SubstrateDriver
+from arenac.substrate.procs import (
     Cancelled,
     Child,
     ComponentFailed,
@@ -68,8 +62,12 @@ from arenac.substrate.spine.procs import (
     wait_until,
     write_private,
 )
+from arenac.substrate.spine.driver import DRIVER
+from arenac.substrate.spine.endpoints import ComponentStatus, Endpoints, http_not_ready, probe
+from arenac.substrate.spine.postgres import ROLES, LocalPostgres, check_settings
 from arenac.substrate.spine.redis_local import REDIS_USERS, LocalRedis
 from arenac.substrate.spine.spec import SpecError, SpineSpec
+from spine_services.keys import SERVICES
 
 __all__ = [
     "COMPONENTS",
@@ -318,6 +316,15 @@ class SpineStack:
         """Components whose process has ended since it was started (crashed or killed)."""
         return [name for name, child in self._children.items() if not child.alive()]
 
+    @property
+    def substrate(self) -> SubstrateDriver:
+        return DRIVER
+
+    def images(self) -> StackImages:
+        spec = self.spec
+        return StackImages(spec.image.repository, {name: s.release for name, s in spec.services.items()},
+                           {"postgres": spec.postgres.image, "redis": spec.redis.image})
+
     def status(self) -> list[ComponentStatus]:
         if self.endpoints is None:
             return [ComponentStatus(name, None, False, False, "not started") for name in COMPONENTS]
@@ -342,7 +349,7 @@ class SpineStack:
 
     def _spawn_service(self, name: str) -> None:
         sock = self._sockets[name]
-        argv = [sys.executable, "-m", "arenac.substrate.spine.service", name,
+        argv = [sys.executable, "-m", "spine_services", name,
                 "--config", str(self.config_path(name)), "--listen-fd", str(sock.fileno()), "--exit-with-parent"]
         image = self.image_path(name)
         if name in self._images:

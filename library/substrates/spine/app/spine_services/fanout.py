@@ -27,15 +27,15 @@ import redis.exceptions
 from aiohttp import web
 from prometheus_client import Counter, Gauge
 
-from arenac.substrate.spine.service.app import DbComponent, ServiceContext, error
-from arenac.substrate.spine.service.common import (
+from spine_services.app import DbComponent, ServiceContext, error
+from spine_services.common import (
     INBOX_CAP,
     ChannelDirectory,
     RedisLink,
     inbox_key,
     load_when_ready,
 )
-from arenac.substrate.spine.service.db import NotReady, PoolTimeout
+from spine_services.db import NotReady, PoolTimeout
 
 log = logging.getLogger(__name__)
 BACKLOG = Gauge("spine_fanout_backlog", "events not fanned out yet (queue + parked)")

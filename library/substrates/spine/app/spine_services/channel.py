@@ -20,8 +20,8 @@ import redis.exceptions
 from aiohttp import web
 from prometheus_client import Counter
 
-from arenac.substrate.spine.service.app import DbComponent, ServiceContext
-from arenac.substrate.spine.service.common import (
+from spine_services.app import DbComponent, ServiceContext
+from spine_services.common import (
     USER_HEADER,
     RedisLink,
     http_error,

@@ -1,4 +1,4 @@
-"""Child processes of a local stack: spawn, stop by PID, ports, bounded waits.
+"""Child processes of a local substrate stack: spawn, stop by PID, ports, bounded waits.
 
 Contract: every process the stack starts is a `Child` holding its own Popen; stopping one signals
 exactly that PID (never a name or a process group), waits a bounded time and then kills it.

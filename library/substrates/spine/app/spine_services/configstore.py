@@ -25,7 +25,7 @@ from pathlib import Path
 
 import yaml
 
-from arenac.substrate.spine.keys import ENV_PREFIX, ConfigError, KeySpec, keys_for
+from spine_services.keys import ENV_PREFIX, ConfigError, KeySpec, keys_for
 
 Source = str  # "default" | "file" | "env" | "runtime" | "image"
 

@@ -23,8 +23,8 @@ import redis.exceptions
 from aiohttp import web
 from prometheus_client import Counter
 
-from arenac.substrate.spine.service.app import DbComponent, ServiceContext, error
-from arenac.substrate.spine.service.common import ChannelDirectory, RedisLink, json_object, request_user
+from spine_services.app import DbComponent, ServiceContext, error
+from spine_services.common import ChannelDirectory, RedisLink, json_object, request_user
 
 log = logging.getLogger(__name__)
 PARKED = Counter("spine_fanout_events_parked_total", "fan-out events Redis refused, parked in fanout_pending")

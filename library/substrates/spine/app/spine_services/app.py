@@ -40,11 +40,11 @@ import redis.exceptions
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, Counter, Gauge, Histogram, generate_latest
 
-from arenac.substrate.spine.configstore import ConfigStore
-from arenac.substrate.spine.keys import EVENTS, ConfigError, redact_text
-from arenac.substrate.spine.releases import Release
-from arenac.substrate.spine.service.common import json_object
-from arenac.substrate.spine.service.db import Database, NotReady, PoolRebuildError, PoolTimeout
+from spine_services.common import json_object
+from spine_services.configstore import ConfigStore
+from spine_services.db import Database, NotReady, PoolRebuildError, PoolTimeout
+from spine_services.keys import EVENTS, ConfigError, redact_text
+from spine_services.releases import Release
 
 if TYPE_CHECKING:
     from aiohttp.typedefs import Middleware

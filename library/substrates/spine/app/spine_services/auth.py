@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from arenac.substrate.spine.service.app import DbComponent, error
-from arenac.substrate.spine.service.common import issue_token, json_object
+from spine_services.app import DbComponent, error
+from spine_services.common import issue_token, json_object
 
 
 class Auth(DbComponent):

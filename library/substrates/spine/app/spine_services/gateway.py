@@ -17,8 +17,8 @@ from __future__ import annotations
 import aiohttp
 from aiohttp import web
 
-from arenac.substrate.spine.service.app import Component, Handler, error
-from arenac.substrate.spine.service.common import USER_HEADER, verify_token
+from spine_services.app import Component, Handler, error
+from spine_services.common import USER_HEADER, verify_token
 
 
 class Gateway(Component):

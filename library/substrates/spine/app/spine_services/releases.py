@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from arenac.substrate.spine.keys import ConfigError
+from spine_services.keys import ConfigError
 
 
 @dataclass(frozen=True)

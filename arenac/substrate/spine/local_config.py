@@ -7,12 +7,11 @@ The healthy control renders the vendored substrate chart alone (no fault overlay
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from arenac.k8s.helm import render_chart
 from arenac.substrate.spine.spec import SpineSpec
-
-import re
 
 _NOT_KNOBS = ("RELEASE", "TIME_SCALE")
 _SETTING = re.compile(r"^[a-z][a-z0-9_]*$")

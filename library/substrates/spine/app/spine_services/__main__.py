@@ -1,4 +1,4 @@
-"""Run one spine service: `python -m arenac.substrate.spine.service SERVICE --config PATH [--port N | --listen-fd FD]
+"""Run one spine service: `python -m spine_services SERVICE --config PATH [--port N | --listen-fd FD]
 [--image-release-file F]`.
 
 Contract: reads the config (file or ConfigMap directory, then SPINE_* environment), refuses to start
@@ -25,27 +25,27 @@ from pathlib import Path
 
 from aiohttp import web
 
-from arenac.substrate.spine.configstore import ConfigStore
-from arenac.substrate.spine.keys import SERVICES, ConfigError
-from arenac.substrate.spine.releases import image_release, release
-from arenac.substrate.spine.service.app import Component, ServiceContext, build_app, make_context
+from spine_services.app import Component, ServiceContext, build_app, make_context
+from spine_services.configstore import ConfigStore
+from spine_services.keys import SERVICES, ConfigError
+from spine_services.releases import image_release, release
 
 
 def component_for(ctx: ServiceContext) -> Component:
     # lazily: a service process loads only its own service's code
     cls: type[Component]
     if ctx.name == "gateway":
-        from arenac.substrate.spine.service.gateway import Gateway as cls
+        from spine_services.gateway import Gateway as cls
     elif ctx.name == "auth":
-        from arenac.substrate.spine.service.auth import Auth as cls
+        from spine_services.auth import Auth as cls
     elif ctx.name == "channel":
-        from arenac.substrate.spine.service.channel import Channel as cls
+        from spine_services.channel import Channel as cls
     elif ctx.name == "message":
-        from arenac.substrate.spine.service.message import Message as cls
+        from spine_services.message import Message as cls
     elif ctx.name == "fanout":
-        from arenac.substrate.spine.service.fanout import Fanout as cls
+        from spine_services.fanout import Fanout as cls
     else:
-        from arenac.substrate.spine.service.maintenance import Maintenance as cls
+        from spine_services.maintenance import Maintenance as cls
     return cls(ctx)
 
 
@@ -94,7 +94,7 @@ async def serve(component: Component, sock: socket.socket | None, host: str, por
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m arenac.substrate.spine.service")
+    parser = argparse.ArgumentParser(prog="python -m spine_services")
     parser.add_argument("service", choices=SERVICES)
     parser.add_argument("--config", type=Path, help="config file (YAML KEY: value) or ConfigMap directory")
     parser.add_argument("--port", type=int, default=8080)

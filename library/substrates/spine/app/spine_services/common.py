@@ -23,7 +23,7 @@ import redis.asyncio as aioredis
 import redis.exceptions
 from aiohttp import web
 
-from arenac.substrate.spine.service.db import Database, NotReady, PoolTimeout
+from spine_services.db import Database, NotReady, PoolTimeout
 
 USER_HEADER = "X-Spine-User"
 INBOX_CAP = 500  # entries kept per inbox, so that Redis memory stays bounded when healthy

@@ -29,8 +29,8 @@ import asyncpg
 from aiohttp import web
 from prometheus_client import Counter, Gauge
 
-from arenac.substrate.spine.service.app import DbComponent, ServiceContext
-from arenac.substrate.spine.service.db import NotReady, PoolTimeout
+from spine_services.app import DbComponent, ServiceContext
+from spine_services.db import NotReady, PoolTimeout
 
 LOCK_SLICE_S = 1.0  # real seconds: the longest a send waits behind one batch
 ACTIVE = Gauge("spine_maintenance_active", "1 while a maintenance window runs")

@@ -28,7 +28,7 @@ from pathlib import Path
 import asyncpg
 from prometheus_client import Counter, Gauge
 
-from arenac.substrate.spine.configstore import ConfigStore
+from spine_services.configstore import ConfigStore
 
 log = logging.getLogger(__name__)
 

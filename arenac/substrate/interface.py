@@ -1,0 +1,158 @@
+"""The substrate interface: all the runner, the broker and the load generator know of a substrate.
+
+Contract: a substrate is driven through two objects, both declared here as `typing.Protocol`s and
+found by name in one place (arenac/substrate/registry.py):
+- a `SubstrateDriver`, one per kind of substrate: its application services and releases, its
+  seeded data, where its datastores' client programs are, how its services' config files and
+  its datastore's init scripts read as ConfigMap data (the brokered cluster view), where its
+  fan-out inboxes live (the acknowledged-state reads), the route client the load generator
+  drives it with, and `provision`, which makes a `LocalStack` from a bundle;
+- a `LocalStack`, one running instance on this machine: start, stop, restart a component, set a
+  service's environment or image for its next start, the processes it runs, its config and log
+  files, the images its workloads run, and the `Endpoints` it publishes.
+The models crossing the seam (`Endpoints`, `SeedData`, `StackImages`) are typed and frozen. What the
+interface assumes of every substrate is what the language's gates assume: HTTP services beside
+one PostgreSQL database and one Redis (the descriptor's tables, sequences and queues live there).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from pydantic import TypeAdapter, ValidationError
+
+if TYPE_CHECKING:  # types only: the load generator's extension point, and a local process
+    from arenac.loadgen.routes import RouteClient
+    from arenac.substrate.procs import Child
+
+
+def problems_of(error: ValidationError) -> list[str]:
+    """pydantic's errors as `path: message`, the same message at several paths said once."""
+    by_message: dict[str, list[str]] = {}
+    for item in error.errors(include_url=False, include_input=False):
+        path = ".".join(str(part) for part in item["loc"])
+        for message in str(item["msg"]).removeprefix("Value error, ").splitlines():
+            if message == "Extra inputs are not permitted":
+                message = "unknown setting"
+            if message.startswith(f"{path}.") or not path:  # the validator named the exact path
+                by_message.setdefault(message, [])
+            else:
+                by_message.setdefault(message, []).append(path)
+    return [f"{', '.join(paths)}: {message}" if paths else message for message, paths in by_message.items()]
+
+
+class EndpointsError(ValueError):
+    """Text that is not a spine endpoints document."""
+
+
+@dataclass(frozen=True)
+class Endpoints:
+    """Where a running stack answers; also the JSON of the ready file."""
+
+    gateway: str
+    services: dict[str, str]
+    postgres: dict[str, str]  # role -> DSN (postgres, spine_admin: superusers, for the harness only)
+    postgres_dsn: str  # the application's DSN (role spine_app)
+    redis: str  # the application's user
+    redis_fanout: str  # the ACL user `fanout`
+    data_dir: str
+    pids: dict[str, int]
+    # the services' admin credential (Authorization: Bearer ...): the harness's and the broker's
+    admin_token: str = ""
+    redis_harness: str = ""  # the ACL user `harness` (every command): fault injection, snapshots
+    redis_agent: str = ""  # the ACL user `agent`: what an exec into the redis pod may do
+
+    def admin_headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.admin_token}"} if self.admin_token else {}
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2, sort_keys=True) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> Endpoints:
+        try:
+            return _ADAPTER.validate_json(text)
+        except ValidationError as exc:
+            raise EndpointsError("not a spine endpoints file: " + "; ".join(problems_of(exc))) from None
+
+
+_ADAPTER = TypeAdapter(Endpoints)
+
+
+@dataclass(frozen=True)
+class SeedData:
+    """The data every fresh instance holds: the users who can log in and the channels they write to."""
+
+    users: tuple[str, ...]
+    channels: tuple[str, ...]
+    messages_per_channel: int
+
+
+@dataclass(frozen=True)
+class StackImages:
+    """What each workload of a running stack runs: `repository:release` per application service,
+    and the datastores' images (component -> image)."""
+
+    repository: str
+    releases: Mapping[str, str]
+    datastores: Mapping[str, str]
+
+
+class LocalStack(Protocol):
+    """One running instance of a substrate on this machine (components: services and datastores)."""
+
+    data_dir: Path
+    endpoints: Endpoints | None  # None until started
+
+    @property
+    def substrate(self) -> SubstrateDriver: ...
+    def start(self) -> Endpoints: ...
+    def stop(self) -> None: ...
+    def restart_service(self, name: str) -> None: ...
+    def set_service_env(self, name: str, env: Mapping[str, str]) -> None: ...
+    def set_service_image(self, name: str, version: str | None) -> None: ...
+    def pids(self) -> dict[str, int]: ...
+    def children(self) -> dict[str, Child]: ...
+    def restarting(self) -> frozenset[str]: ...
+    def exited(self) -> list[str]: ...
+    def config_path(self, service: str) -> Path: ...
+    def log_path(self, component: str) -> Path: ...
+    def images(self) -> StackImages: ...
+
+
+class SubstrateDriver(Protocol):
+    """What arenac knows of one kind of substrate."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def services(self) -> tuple[str, ...]:
+        """The application services: each a Deployment with a config file and a release."""
+    @property
+    def releases(self) -> tuple[str, ...]: ...
+    @property
+    def seed(self) -> SeedData: ...
+    @property
+    def postgres_bin(self) -> Path:
+        """The directory of the PostgreSQL client programs (psql) the harness and the agent use."""
+    @property
+    def private_dirs(self) -> tuple[Path, ...]:
+        """Where this substrate's own code lies on this machine: the agent's sandbox hides it."""
+    @property
+    def inbox_cap(self) -> int:
+        """Entries a fan-out inbox keeps (older ones are trimmed)."""
+    def inbox_key(self, user: str, channel: str) -> str:
+        """The Redis key of `user`'s inbox for `channel`."""
+    def read_config(self, path: Path) -> dict[str, str]:
+        """A service's config file (or ConfigMap directory) as the ConfigMap data it stands for."""
+    def datastore_init(self) -> dict[str, str]:
+        """The PostgreSQL ConfigMap's data: its init scripts by key."""
+    def route_client(self, target: str) -> RouteClient:
+        """The load generator's client for this substrate's routes, aimed at `target`."""
+    def provision(self, directory: Path, bundle: Path, time_scale: float, *, healthy: bool) -> LocalStack:
+        """A stack (not started) under `directory`, configured as the bundle's chart would be
+        (`healthy`: the chart without the faults' overlays)."""

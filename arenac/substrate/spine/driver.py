@@ -1,0 +1,78 @@
+"""spine's driver: spine as the runner, the broker and the load generator see it.
+
+Contract: `DRIVER` implements `SubstrateDriver` (arenac/substrate/interface.py) for spine, and
+is what arenac/substrate/registry.py returns for the name `spine`. Its facts come from the
+application itself (spine_services: its services, releases, config files, inbox layout) and from
+the local driver beside it (the seed, the chart's init scripts, the embedded PostgreSQL's
+client programs); `provision` makes a `SpineStack` configured from the bundle's own chart
+(local_config.py). The heavy parts (the stack, PostgreSQL's binaries, the route client) are
+imported when first asked for, so that naming the driver stays cheap.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import spine_services
+from arenac.substrate.interface import SeedData, SubstrateDriver
+from arenac.substrate.spine.seed import CHANNELS, MESSAGES_PER_CHANNEL, USERS, chart_file
+from spine_services.configstore import read_config_source
+from spine_services.keys import SERVICES
+from spine_services.releases import RELEASES
+
+if TYPE_CHECKING:
+    from arenac.loadgen.routes import RouteClient
+    from arenac.substrate.spine.stack import SpineStack
+
+# the PostgreSQL ConfigMap's keys (as the chart names them) and the chart files they hold
+POSTGRES_INIT = {"10-roles.sql": "roles.sql", "30-schema.sql": "schema.sql", "40-seed.sql": "seed.sql"}
+
+
+class SpineDriver:
+    name = "spine"
+    services: tuple[str, ...] = SERVICES
+    releases: tuple[str, ...] = tuple(RELEASES)
+    seed = SeedData(users=USERS, channels=tuple(name for name, _ in CHANNELS),
+                    messages_per_channel=MESSAGES_PER_CHANNEL)
+
+    @property
+    def postgres_bin(self) -> Path:
+        from arenac.substrate.spine.postgres import POSTGRES_BIN_PATH  # lazily: loads the embedded wheel
+
+        return POSTGRES_BIN_PATH
+
+    @property
+    def private_dirs(self) -> tuple[Path, ...]:
+        return (Path(spine_services.__file__).parent,)  # the application's source, its defects included
+
+    @property
+    def inbox_cap(self) -> int:
+        from spine_services.common import INBOX_CAP  # lazily: the services' module imports their clients
+
+        return INBOX_CAP
+
+    def inbox_key(self, user: str, channel: str) -> str:
+        from spine_services.common import inbox_key  # lazily, as inbox_cap
+
+        return inbox_key(user, channel)
+
+    def read_config(self, path: Path) -> dict[str, str]:
+        return read_config_source(path)
+
+    def datastore_init(self) -> dict[str, str]:
+        return {key: chart_file(file).read_text() for key, file in POSTGRES_INIT.items()}
+
+    def route_client(self, target: str) -> RouteClient:
+        from arenac.substrate.spine.routes import SpineClient  # lazily: only the load generator drives routes
+
+        return SpineClient(target)
+
+    def provision(self, directory: Path, bundle: Path, time_scale: float, *, healthy: bool) -> SpineStack:
+        from arenac.substrate.spine.local_config import spine_spec  # lazily: renders the chart with Helm
+        from arenac.substrate.spine.stack import SpineStack
+
+        return SpineStack(directory, spine_spec(bundle, time_scale, healthy=healthy))
+
+
+DRIVER: SubstrateDriver = SpineDriver()

@@ -1,0 +1,112 @@
+"""A second substrate, as small as the interface allows: two services, no processes of its own.
+
+It exists to show that the runner, the broker and the load generator reach a substrate only
+through arenac/substrate/interface.py: registered by name (tests/substrate/test_interface.py
+adds it to the registry), it gets a brokered cluster view, ConfigMap snapshots and a route client
+without a line of theirs changing. Its "stack" runs nothing: the PID it reports is the test's own.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from arenac.loadgen.routes import Call, RouteClient
+from arenac.substrate.interface import Endpoints, SeedData, StackImages, SubstrateDriver
+from arenac.substrate.procs import Child
+
+
+class ToyClient(RouteClient):
+    routes = frozenset({"ping"})
+
+    def call(self, route: str, rng: random.Random) -> Call:
+        return Call("GET", f"{self.target}/toy/{route}")
+
+
+@dataclass
+class ToyStack:
+    data_dir: Path
+    endpoints: Endpoints | None = None
+    images_set: dict[str, str | None] = field(default_factory=dict)
+
+    @property
+    def substrate(self) -> SubstrateDriver:
+        return DRIVER
+
+    def start(self) -> Endpoints:
+        self.endpoints = Endpoints(gateway="http://127.0.0.1:1", services={s: "http://127.0.0.1:1" for s in SERVICES},
+                                   postgres={}, postgres_dsn="postgresql://toy@127.0.0.1:2/toy",
+                                   redis="redis://127.0.0.1:3/0", redis_fanout="", data_dir=str(self.data_dir),
+                                   pids=self.pids())
+        return self.endpoints
+
+    def stop(self) -> None:
+        self.endpoints = None
+
+    def restart_service(self, name: str) -> None:
+        pass
+
+    def set_service_env(self, name: str, env: Mapping[str, str]) -> None:
+        pass
+
+    def set_service_image(self, name: str, version: str | None) -> None:
+        self.images_set[name] = version
+
+    def pids(self) -> dict[str, int]:
+        return {name: os.getpid() for name in (*SERVICES, "postgres", "redis")}
+
+    def children(self) -> dict[str, Child]:
+        return {}
+
+    def restarting(self) -> frozenset[str]:
+        return frozenset()
+
+    def exited(self) -> list[str]:
+        return []
+
+    def config_path(self, service: str) -> Path:
+        return self.data_dir / f"{service}.conf"
+
+    def log_path(self, component: str) -> Path:
+        return self.data_dir / f"{component}.log"
+
+    def images(self) -> StackImages:
+        return StackImages("example.org/toy", {s: "2.0" for s in SERVICES},
+                           {"postgres": "postgres:17", "redis": "valkey:8"})
+
+
+SERVICES = ("web", "worker")
+
+
+class ToyDriver:
+    name = "toy"
+    services = SERVICES
+    releases = ("1.0", "2.0")
+    seed = SeedData(users=("zoe",), channels=("lobby",), messages_per_channel=0)
+    postgres_bin = Path("/nonexistent/toy/bin")
+    private_dirs = ()
+    inbox_cap = 7
+
+    def inbox_key(self, user: str, channel: str) -> str:
+        return f"toy:{channel}:{user}"
+
+    def read_config(self, path: Path) -> dict[str, str]:
+        """`KEY=VALUE` lines: not spine's YAML."""
+        lines = path.read_text().splitlines() if path.exists() else []
+        return dict(line.split("=", 1) for line in lines if "=" in line)
+
+    def datastore_init(self) -> dict[str, str]:
+        return {"init.sql": "CREATE TABLE toys (id int);\n"}
+
+    def route_client(self, target: str) -> RouteClient:
+        return ToyClient(target)
+
+    def provision(self, directory: Path, bundle: Path, time_scale: float, *, healthy: bool) -> ToyStack:
+        directory.mkdir(parents=True, exist_ok=True)
+        return ToyStack(directory)
+
+
+DRIVER: SubstrateDriver = ToyDriver()
