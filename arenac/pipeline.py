@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from arenac.bundle import MANIFEST, manifest_for, write_bundle
+from arenac.checks.voids import VoidCheck
 from arenac.core.diagnostics import Collector, Diagnostic, DiagnosticError
 from arenac.core.serialize import dump_json, model_data
 from arenac.core.source import SourceFile, Span
@@ -58,6 +59,7 @@ class CompiledTask:
     lowered: LoweredTask
     variants: tuple[VariantCell, ...]
     pruned: tuple[PrunedCell, ...]
+    warnings: tuple[Diagnostic, ...] = ()  # of a task free of errors only (E0522: checks/voids.py)
 
 
 @dataclass(frozen=True)
@@ -102,7 +104,8 @@ def compile_sources(sources: dict[str, SourceFile]) -> Compilation:
     modules = parse_sources(sources, shown)
     lowered = lower_modules(modules, library, macros, shown)
     check_tasks(lowered, shown)
-    return Compilation(sources=shown, tasks=expand_tasks(lowered, library, shown), library=library)
+    voids = VoidCheck(library, modules)
+    return Compilation(sources=shown, tasks=expand_tasks(lowered, library, shown, voids), library=library)
 
 
 def write_bundles(compilation: Compilation, out: Path) -> list[WrittenBundle]:
@@ -278,23 +281,28 @@ def check_tasks(lowered: list[LoweredTask], shown: dict[str, SourceFile]) -> Non
     _raise_if_any(errors, shown)
 
 
-def expand_tasks(lowered: list[LoweredTask], library: Library, shown: dict[str, SourceFile]) -> list[CompiledTask]:
+def expand_tasks(lowered: list[LoweredTask], library: Library, shown: dict[str, SourceFile],
+                 voids: VoidCheck | None = None) -> list[CompiledTask]:
     """Each task's matrix, cell by cell: a built cell is checked as a variant and listed, a
-    pruned one is kept with its reason; a matrix of pruned cells only is an error (E0403)."""
+    pruned one is kept with its reason; a matrix of pruned cells only is an error (E0403).
+    With VOIDS, a built cell's faults the load never makes manifest are the task's warnings."""
     errors = Collector()
     compiled = []
     for item in lowered:
         listed: list[VariantCell] = []
         pruned: list[PrunedCell] = []
+        warnings: dict[tuple[str, str], Diagnostic] = {}
         for cell in cells(item.spec, library, errors):
             if isinstance(cell, PrunedCell):
                 pruned.append(cell)
                 continue
             check_variant(item, cell, errors)
+            if voids is not None:  # one warning per fault and message, not one per cell
+                warnings.update(((w.message, str(w.span)), w) for w in voids.warnings(cell, item.spans.faults))
             listed.append(VariantCell(task=cell.task, id=cell.id, coordinates=cell.coordinates,
                                       access=cell.access.name))
         check_matrix(item, len(listed), pruned, errors)
-        compiled.append(CompiledTask(item, tuple(listed), tuple(pruned)))
+        compiled.append(CompiledTask(item, tuple(listed), tuple(pruned), tuple(warnings.values())))
     _raise_if_any(errors, shown)
     return compiled
 
