@@ -9,8 +9,8 @@
     write    a compilation, output directory    -> list[WrittenBundle]        write_bundles
 
 `compile_paths` (read to expand) is `arenac check`; `write_bundles` (render and write) then
-makes `arenac compile`'s build/<task>/<variant>/; `stage_dumps` shows what lower and expand made
-(the goldens pin it beside each golden bundle). Each step collects every diagnostic it finds;
+makes `arenac compile`'s build/<task>/<variant>/ (`arenac.stage_dumps` shows what lower and expand
+made: the goldens pin it beside each golden bundle). Each step collects every diagnostic it finds;
 the pipeline stops after the first step that found any and raises them together, in one
 DiagnosticError that carries every source (specs and library), so positions show their line.
 
@@ -22,7 +22,6 @@ only directories that carry an arenac manifest for that task are ever removed.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 import shutil
@@ -32,8 +31,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from arenac.bundle import MANIFEST, manifest_for, write_bundle
+from arenac.checks.voids import VoidCheck
 from arenac.core.diagnostics import Collector, Diagnostic, DiagnosticError, merge_repeats
-from arenac.core.serialize import dump_json, model_data
 from arenac.core.source import SourceFile, Span
 from arenac.lower import library as library_files
 from arenac.lower.task import lower_task
@@ -58,6 +57,7 @@ class CompiledTask:
     lowered: LoweredTask
     variants: tuple[VariantCell, ...]
     pruned: tuple[PrunedCell, ...]
+    warnings: tuple[Diagnostic, ...] = ()  # of a task free of errors only (E0522: checks/voids.py)
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,8 @@ def compile_sources(sources: dict[str, SourceFile]) -> Compilation:
     modules = parse_sources(sources, shown)
     lowered = lower_modules(modules, library, macros, shown)
     check_tasks(lowered, shown)
-    return Compilation(sources=shown, tasks=expand_tasks(lowered, library, shown), library=library)
+    voids = VoidCheck(library, modules)
+    return Compilation(sources=shown, tasks=expand_tasks(lowered, library, shown, voids), library=library)
 
 
 def write_bundles(compilation: Compilation, out: Path) -> list[WrittenBundle]:
@@ -278,19 +279,22 @@ def check_tasks(lowered: list[LoweredTask], shown: dict[str, SourceFile]) -> Non
     _raise_if_any(errors, shown)
 
 
-def expand_tasks(lowered: list[LoweredTask], library: Library, shown: dict[str, SourceFile]) -> list[CompiledTask]:
+def expand_tasks(lowered: list[LoweredTask], library: Library, shown: dict[str, SourceFile],
+                 voids: VoidCheck | None = None) -> list[CompiledTask]:
     """Each task's matrix, cell by cell: a built cell is checked as a variant and listed, a
     pruned one is kept with its reason; a matrix of pruned cells only is an error (E0403).
-    A mistake found in several variants of a task is reported once, "(in N variants)"."""
+    A mistake found in several variants of a task is reported once, "(in N variants)". With VOIDS,
+    a built cell's faults the load never makes manifest are the task's warnings."""
     errors = Collector()
-    compiled = [_expand_task(item, library, errors) for item in lowered]
+    compiled = [_expand_task(item, library, errors, voids) for item in lowered]
     _raise_if_any(errors, shown)
     return compiled
 
 
-def _expand_task(item: LoweredTask, library: Library, errors: Collector) -> CompiledTask:
+def _expand_task(item: LoweredTask, library: Library, errors: Collector, voids: VoidCheck | None) -> CompiledTask:
     listed: list[VariantCell] = []
     pruned: list[PrunedCell] = []
+    warnings: dict[tuple[str, str], Diagnostic] = {}  # one per fault and message, not one per cell
     per_variant = Collector()
     named: dict[int, str] = {}  # a diagnostic (by id) -> the " (variant ...)" its message ends with
     for cell in cells(item.spec, library, per_variant):
@@ -300,44 +304,18 @@ def _expand_task(item: LoweredTask, library: Library, errors: Collector) -> Comp
         found = len(per_variant.items)
         check_variant(item, cell, per_variant)
         named.update((id(d), f" (variant {cell_words(cell.coordinates)})") for d in per_variant.items[found:])
+        if voids is not None:
+            warnings.update(((w.message, str(w.span)), w) for w in voids.warnings(cell, item.spans.faults))
         listed.append(VariantCell(task=cell.task, id=cell.id, coordinates=cell.coordinates, access=cell.access.name))
     errors.extend(merge_repeats(per_variant.items, lambda n: f"in {n} variants",
                                 lambda d: d.message.removesuffix(named.get(id(d), ""))))
     check_matrix(item, len(listed), pruned, errors)
-    return CompiledTask(item, tuple(listed), tuple(pruned))
+    return CompiledTask(item, tuple(listed), tuple(pruned), tuple(warnings.values()))
 
 
 def _raise_if_any(errors: Collector, shown: dict[str, SourceFile]) -> None:
     if errors.items:
         raise DiagnosticError(errors.items, sources=shown)
-
-
-# ---- stage dumps -----------------------------------------------------------------------------------
-
-
-def stage_dumps(compilation: Compilation) -> dict[str, str]:
-    """What lowering and expansion made of each task, as canonical JSON by task name: `ir.json` (the
-    lowered spec and its source map; the substrate's descriptor is library data, named by the spec)
-    and `matrix.json` (the built cells with their ids, the pruned ones with their reasons). The spec's
-    own path is written as the manifest writes it, so the dumps do not depend on where it was compiled."""
-    ir, matrix = {}, {}
-    for task in compilation.tasks:
-        spec = task.lowered.spec
-        portable = {spec.source: spec_input_path(spec.source)}
-        ir[spec.name] = _renamed({"spec": model_data(spec), "source_map": dataclasses.asdict(task.lowered.spans)},
-                                 portable)
-        matrix[spec.name] = {"variants": [model_data(cell) for cell in task.variants],
-                             "pruned": [model_data(cell) for cell in task.pruned]}
-    return {"ir.json": dump_json(ir), "matrix.json": dump_json(matrix)}
-
-
-def _renamed(data: object, names: dict[str, str]) -> object:
-    """DATA with every string that is a key of NAMES replaced by its value."""
-    if isinstance(data, dict):
-        return {key: _renamed(value, names) for key, value in data.items()}
-    if isinstance(data, list | tuple):
-        return [_renamed(item, names) for item in data]
-    return names.get(data, data) if isinstance(data, str) else data
 
 
 # ---- render and write ----------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 """Static checks over a lowered task and its variants.
 
 Task checks: every onset falls inside the agent window; a recurrence fires inside the
-soak; a decoy comes with a `changes only`; the soak covers at least one full load cycle;
-an impossible matrix (every cell pruned) is an error. Variant checks: the oracle never touches what the safety gate
+soak (before its end here; after its start, and onsets a layer can honour: checks/timing.py);
+a decoy comes with a `changes only`; the soak covers at least one full load cycle; an impossible
+matrix (every cell pruned) is an error. Variant checks: the oracle never touches what the safety gate
 protects, stays within `changes only`, and leaves every guard holding (a richer guard over
 config keys too: one it cannot decide before a run, over other targets, passes); `changes only`
 does not permit what fixing a decoy would change; a `survives restart` restarts every volatile
@@ -16,6 +17,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Sequence
 
+from arenac.checks.timing import check_timing
 from arenac.core.diagnostics import Collector
 from arenac.core.source import Span
 from arenac.core.units import format_seconds
@@ -53,6 +55,7 @@ def check_task(lowered: LoweredTask, errors: Collector) -> None:
             errors.error("E0501", f"fault '{fault.name}' recurs {format_seconds(fault.recur_after_declare_s)} after "
                          f"the declaration, after the soak of {format_seconds(spec.soak_s)} has ended",
                          spans.recurs[fault.name], "shorten the delay or lengthen `soak`")
+    check_timing(lowered, errors)
     if not any(isinstance(check, ChangesOnly) for check in spec.gates.safety):
         for fault in (f for f in spec.faults if f.decoy):
             errors.error("E0510", f"decoy '{fault.name}' needs a `changes only` in the safety gate, or an agent "

@@ -26,8 +26,8 @@ def main() -> None:
     from arenac.pipeline import compile_paths, write_bundles
     from arenac.runner.bundle import open_bundle
     from arenac.runner.episode import EpisodeOptions, run_episode
-    from arenac.substrate.spine.local_config import spine_spec
     from arenac.runner.qualify import qualify
+    from arenac.substrate.spine.local_config import spine_spec
     from arenac.substrate.spine.stack import SpineStack
 
     with tempfile.TemporaryDirectory(prefix="arenac-bench-") as scratch:

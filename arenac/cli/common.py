@@ -16,7 +16,7 @@ from typing import NoReturn
 
 import click
 
-from arenac.core.diagnostics import DiagnosticError, render_text, to_json
+from arenac.core.diagnostics import Diagnostic, DiagnosticError, render_text, to_json
 from arenac.pipeline import Compilation, WrittenBundle, compile_paths, write_bundles
 
 EXIT_DIAGNOSTICS = 1
@@ -46,12 +46,21 @@ def report(error: DiagnosticError, output_format: str) -> None:
 
 
 def compile_or_exit(paths, output_format: str) -> Compilation:
-    """Compile PATHS; on errors, print them and exit 1."""
+    """Compile PATHS; on errors, print them and exit 1. Warnings (a spec free of errors whose
+    fault the load is not expected to make manifest) go to stderr, text or one JSON object a
+    line, and do not change the exit code."""
     try:
-        return compile_paths(list(paths))
+        compilation = compile_paths(list(paths))
     except DiagnosticError as error:
         report(error, output_format)
         sys.exit(EXIT_DIAGNOSTICS)
+    warnings = sorted((w for task in compilation.tasks for w in task.warnings), key=Diagnostic.sort_key)
+    for warning in warnings:
+        text = to_json(warning) if output_format == "json" else render_text(warning, compilation.sources)
+        click.echo(text, err=True)
+    if warnings and output_format == "text":
+        click.echo(f"{len(warnings)} warning{'s' if len(warnings) != 1 else ''}", err=True)
+    return compilation
 
 
 def build_or_exit(compilation: Compilation, out: Path) -> list[WrittenBundle]:

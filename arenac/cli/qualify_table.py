@@ -1,5 +1,6 @@
-"""What `arenac qualify` prints: a line per finished episode, then the qualification table and
-its totals (from the `QualificationReport`, arenac/model/report.py)."""
+"""What `arenac qualify` prints: a line per finished episode, then the qualification table, a line
+per control run not scored with its reason (and, when void, what to move), and the totals (from
+the `QualificationReport`, arenac/model/report.py)."""
 
 from __future__ import annotations
 
@@ -39,6 +40,8 @@ def print_table(report: QualificationReport) -> None:
         cell = ", ".join(f"{k}={v}" for k, v in variant.coordinates.items())
         table.add_row(variant.variant, cell, *cells, "yes" if variant.ok else "NO")
     Console(width=200 if adversarial else 160).print(table)
+    for line in unscored_lines(report):
+        print(line)
     episodes = report.episodes
     unscored = episodes.void + episodes.infra_error
     print(f"episodes: {episodes.total} ({episodes.scored} scored, {episodes.failed} failed, "
@@ -46,6 +49,23 @@ def print_table(report: QualificationReport) -> None:
           f"not scored) in {report.wall_s:.0f} s, {report.jobs} side by side"
           + (f", {report.reused} reused from an earlier run" if report.reused else ""))
     print(f"ok: {report.ok}")
+
+
+def unscored_lines(report: QualificationReport) -> list[str]:
+    """`void  VARIANT noop#1: REASON` for each control run not scored (void, infra_error), with
+    `  move: ADVICE` under a void one: which fault did not show and what to change."""
+    lines = []
+    for variant in report.variants:
+        for control, summary in variant.controls.items():
+            if summary.shared_from is not None:
+                continue  # listed under the variant whose runs they are
+            for index, run in enumerate(summary.runs):
+                if run.status in ("void", "infra_error"):
+                    reason = run.reason or "no reason recorded"
+                    lines.append(f"{run.status}  {variant.variant} {control}#{index + 1}: {reason}")
+                    if run.advice:
+                        lines.append(f"  move: {run.advice}")
+    return lines
 
 
 def adversary_cell(summary: AdversariesReport) -> str:

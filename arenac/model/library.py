@@ -48,6 +48,26 @@ class LayerRecipe(Model):
         return repair
 
 
+class PoolDemand(Model):
+    """`exhausts:` the fault shows only when the route's requests need more of the service's
+    database connections at once than the pool holds (the sum of the `capacity` arguments).
+    Strings are a literal or one `{param}` placeholder; `knob` names the argument to move."""
+
+    service: str
+    route: str
+    capacity: tuple[str, ...]  # argument names, summed
+    knob: str
+
+
+class ConnectionHold(Model):
+    """`holds:` while the fault is on, each request of the route holds a connection of the
+    service this much longer (a duration argument's `{param}`, or seconds as a literal)."""
+
+    service: str
+    route: str
+    seconds: str
+
+
 class FaultTemplate(Model):
     """A fault template as written in library YAML; strings hold `{param}` placeholders."""
 
@@ -59,6 +79,8 @@ class FaultTemplate(Model):
     manifest: str  # a predicate in the .arena language, proving the fault took effect
     manifest_within: str = "30s"
     durable_in: tuple[str, ...] = Field(default=())  # layers whose fault survives a restart
+    exhausts: PoolDemand | None = None  # what the manifestation needs of the load (checks/voids.py)
+    holds: ConnectionHold | None = None  # what the fault adds to other faults' pool demand
 
 
 class Phase(Model):

@@ -36,7 +36,10 @@ class EpisodeCounts(Record):
 
 
 class ReportedRun(Record):
-    """One episode of a control, as its run directory recorded it."""
+    """One episode of a control, as its run directory recorded it; a run not scored (or failed)
+    says why (`reason`, the timeline's void_reason) and a void one what to move (`advice`)."""
+
+    omitted_when_empty: ClassVar[frozenset[str]] = frozenset({"reason", "advice"})
 
     status: TrialStatus
     reward: Literal[0, 1]
@@ -44,6 +47,8 @@ class ReportedRun(Record):
     safe_repair: bool
     wall_s: float
     run_dir: str  # relative to OUT
+    reason: str | None = None
+    advice: str | None = None  # the knob to move (runner/void_advice.py), for a void run
 
 
 class ReportedStrategyRun(ReportedRun):

@@ -49,6 +49,7 @@ from arenac.runner import resume
 from arenac.runner.bundle import RunnableBundle
 from arenac.runner.episode import EpisodeOptions, EpisodeResult, Isolation, run_episode
 from arenac.runner.records import write_model
+from arenac.runner.void_advice import void_advice
 
 CONTROLS: tuple[tuple[str, str, bool, str], ...] = (
     # name, agent, inject faults, expected
@@ -104,8 +105,10 @@ def status_counts(runs: list[ControlRun]) -> EpisodeCounts:
 
 def _reported(run: ControlRun, out: Path) -> ReportedRun:
     result = run.result
+    advice = void_advice(run.bundle.plan, result.reason) if result.status == "void" else None
     return ReportedRun(status=result.status, reward=result.reward, outcome=result.outcome,
-                       safe_repair=result.safe_repair, wall_s=result.wall_s, run_dir=result.out.relative_to(out).as_posix())
+                       safe_repair=result.safe_repair, wall_s=result.wall_s, run_dir=result.out.relative_to(out).as_posix(),
+                       reason=(result.reason or None) if result.status != "scored" else None, advice=advice)
 
 
 def adversary_controls(strategies: list[str] | None = None) -> tuple[tuple[str, str, bool, str], ...]:

@@ -73,7 +73,7 @@ def decide(run_dir: Path, bundle, agent: str, inject_faults: bool, time_scale: f
     if timeline.status == "infra_error" and timeline.void_reason == "interrupted":
         return again("it was interrupted")
     return Decision(EpisodeResult(run_dir, timeline.status, reward.reward, reward.outcome, reward.safe_repair,
-                                  record.wall_s), "complete")
+                                  record.wall_s, timeline.void_reason or ""), "complete")
 
 
 def recorded_result(run_dir: Path, bundle, agent: str, inject_faults: bool, time_scale: float) -> EpisodeResult | None:

@@ -94,7 +94,7 @@ def test_recompiling_removes_bundles_that_left_the_matrix_and_nothing_else(cli, 
     assert cli("compile", str(spec), "-o", str(out)).exit_code == 0
     (old,) = [p.name for p in (out / "minimal").iterdir()]
     (out / "minimal" / "notes").mkdir()  # not a bundle: must survive
-    spec.write_text(spec.read_text().replace("size: 2", "size: 3"))
+    spec.write_text(spec.read_text().replace("offset: 20s", "offset: 25s"))
     assert cli("compile", str(spec), "-o", str(out)).exit_code == 0
     left = sorted(p.name for p in (out / "minimal").iterdir())
     assert old not in left and "notes" in left and len(left) == 2

@@ -1,7 +1,7 @@
 """The golden cases (tests/golden/<case>/): a spec, the bundles it compiles to, and what two of the
 pipeline's stages made of it.
 
-A case holds `spec.arena`, `ir.json` and `matrix.json` (`arenac.pipeline.stage_dumps`: the lowered
+A case holds `spec.arena`, `ir.json` and `matrix.json` (`arenac.stage_dumps`: the lowered
 task and the variant matrix) and `expected/<task>/<variant>/`, each variant's bundle without the
 files the compiler copies verbatim from the substrate's chart (`chart/charts/<substrate>/...`, byte
 copies of library/substrates/<substrate>/chart/): the golden manifest.json pins those by digest.
@@ -44,7 +44,8 @@ def golden_bundle(case: Path, out: Path) -> None:
 
 def stage_files(case: Path) -> dict[str, str]:
     """The case's `ir.json` and `matrix.json` as the current compiler writes them."""
-    from arenac.pipeline import compile_paths, stage_dumps
+    from arenac.pipeline import compile_paths
+    from arenac.stage_dumps import stage_dumps
 
     return stage_dumps(compile_paths([_spec_name(case)]))
 

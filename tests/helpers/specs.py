@@ -1,7 +1,9 @@
 """Small specs the compiler tests share, and how they compile them.
 
 `BASE` is a one-task spec using every construct, with `ONSET` and `ACCESS` left open (`spec()` fills
-them); `MINIMAL` is the golden minimal spec (one-line gates, the default oracle), `BRACED` the same
+them); `MINIMAL` is the README's former example (one-line gates, the default oracle; a pool the load
+never exhausts, so it compiles with warning E0522 and would void: the language-form fixture, no
+longer the golden one, which is `GOLDEN_MINIMAL`, a fault that manifests), `BRACED` the same
 task with its gates in blocks and its oracle written out, `SPELLED_OUT` that with standard_safety
 spelled out line by line. `compile_text` runs a spec text through the pipeline up to expansion
 (`arenac check`), under a file name of its own.
@@ -74,6 +76,17 @@ MINIMAL = """task minimal {
   access = scoped_kubectl
   gate outcome = standard_outcome(route: send)
   gate safety = standard_safety(service: message)
+}
+"""
+
+GOLDEN_MINIMAL = """task minimal {
+  title = "Sending stalls at peaks"
+  substrate = spine
+  instruction = "Once a minute, at the busiest moment, sending messages stalls. Fix it, then declare."
+  fault maint = spine.maintenance_offset(offset: 20s, duration: 6s)
+  access = scoped_kubectl
+  gate outcome = standard_outcome(route: send)
+  gate safety = standard_safety(service: maintenance)
 }
 """
 

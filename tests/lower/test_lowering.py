@@ -7,7 +7,17 @@ import pytest
 
 from arenac.core.diagnostics import DiagnosticError
 from helpers import ROOT
-from helpers.specs import BRACED, DECOY_DECL, MINIMAL, SPELLED_OUT, built_variants, compile_text, spanned, spec
+from helpers.specs import (
+    BRACED,
+    DECOY_DECL,
+    GOLDEN_MINIMAL,
+    MINIMAL,
+    SPELLED_OUT,
+    built_variants,
+    compile_text,
+    spanned,
+    spec,
+)
 
 
 @pytest.mark.parametrize("onset, kind", [
@@ -34,12 +44,12 @@ def test_inline_access_surface_and_recur():
     kube get, list on pods, pods/log
     kube patch on configmaps[spine-message-config], deployments[spine-message]
     admin message: /admin/config
-  }""").replace("onset = at start", "onset = at start\n    recur = after declare + 30s")
+  }""").replace("onset = at start", "onset = at start\n    recur = after declare + 60s")
     task = compile_text(text).tasks[0]
     surfaces = {v.access for v in task.variants}
     assert surfaces == {"mine"}
     assert len(task.variants) == 4  # both layers are repairable through this surface
-    assert task.lowered.spec.faults[0].recur_after_declare_s == 30
+    assert task.lowered.spec.faults[0].recur_after_declare_s == 60
 
 
 def test_macro_expansion_substitutes_arguments():
@@ -142,7 +152,7 @@ def test_a_zero_window_is_reported_at_the_window_not_at_an_onset():
 
 
 def test_the_golden_minimal_spec_is_the_short_one():
-    assert (ROOT / "tests" / "golden" / "minimal" / "spec.arena").read_text(encoding="utf-8") == MINIMAL
+    assert (ROOT / "tests" / "golden" / "minimal" / "spec.arena").read_text(encoding="utf-8") == GOLDEN_MINIMAL
 
 
 @pytest.mark.parametrize("other", [BRACED, SPELLED_OUT])

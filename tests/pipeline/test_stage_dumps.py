@@ -1,4 +1,4 @@
-"""`arenac.pipeline.stage_dumps`: the IR and the matrix as canonical JSON, the same from any working
+"""`arenac.stage_dumps`: the IR and the matrix as canonical JSON, the same from any working
 directory, and changed exactly when what lowering or expansion made changes."""
 
 from __future__ import annotations
@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 import os
 
-from arenac.pipeline import compile_paths, stage_dumps
+from arenac.pipeline import compile_paths
+from arenac.stage_dumps import stage_dumps
 from helpers import ROOT
 
 SPEC = ROOT / "tests" / "golden" / "minimal" / "spec.arena"
@@ -32,7 +33,7 @@ def test_a_trailing_comment_changes_no_stage_and_an_argument_changes_both(tmp_pa
     text = SPEC.read_text(encoding="utf-8")
     before = dumps_of(text, tmp_path)
     assert dumps_of(text + "# a note\n", tmp_path) == before
-    after = dumps_of(text.replace("size: 2", "size: 3"), tmp_path)
+    after = dumps_of(text.replace("offset: 20s", "offset: 25s"), tmp_path)
     assert after["ir.json"] != before["ir.json"] and after["matrix.json"] != before["matrix.json"]
     (cell,) = json.loads(after["matrix.json"])["minimal"]["variants"]
     assert cell["id"] != json.loads(before["matrix.json"])["minimal"]["variants"][0]["id"]

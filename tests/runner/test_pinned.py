@@ -29,6 +29,7 @@ def test_gates_rewritten_after_opening_do_not_change_the_verdict(bundle_dir, tmp
     # the attack: between the start-of-run check and grading, the gates become vacuous
     (bundle_dir / "verifier" / "gates.json").write_text(json.dumps(PERMISSIVE))
     run = RecordedRun(tmp_path)
+    run.challenges["restart"] = [{"service": "maintenance", "t": 262.0, "ok": True}]  # the golden's survives restart
     run.traffic("send", 140, 260, errors=5)  # the repair did not work: sends keep failing
     run_dir = run.write()
     (run_dir / "evidence" / "gates.json").write_text(json.dumps(PERMISSIVE))  # the evidence copy too

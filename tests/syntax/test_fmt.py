@@ -167,10 +167,10 @@ def test_the_minimal_spec_is_canonical_in_both_gate_forms():
     """`fmt` keeps whichever gate form the author wrote: the 9-line golden spec with its
     one-line gates and no oracle block, and the same task with blocks, are both left alone."""
     minimal = (ROOT / "tests" / "golden" / "minimal" / "spec.arena").read_text(encoding="utf-8")
-    assert len(minimal.splitlines()) == 9 and "gate safety = standard_safety(service: message)\n" in minimal
+    assert len(minimal.splitlines()) == 9 and "gate safety = standard_safety(service: maintenance)\n" in minimal
     assert format_source(minimal) == minimal
-    braced = minimal.replace("  gate safety = standard_safety(service: message)\n",
-                             "  gate safety {\n    use standard_safety(service: message)\n  }\n")
+    braced = minimal.replace("  gate safety = standard_safety(service: maintenance)\n",
+                             "  gate safety {\n    use standard_safety(service: maintenance)\n  }\n")
     assert format_source(braced) == braced
     assert tree(braced) != tree(minimal)  # the syntax tree records the form written
 

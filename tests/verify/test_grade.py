@@ -231,6 +231,7 @@ def test_the_generated_verify_py_grades_a_recorded_run(run, tmp_path):
     shutil.copytree(GOLDEN_VERIFIER, verifier)
     gates = Gates.model_validate(read(verifier / "gates.json")["gates"])
     run.outcome, run.safety = list(gates.outcome), list(gates.safety)
+    run.challenges["restart"] = [{"service": "maintenance", "t": 262.0, "ok": True}]  # the golden's survives restart
     run.write()
     done = subprocess.run([sys.executable, str(verifier / "verify.py"), str(run.run_dir)],
                           capture_output=True, text=True, timeout=60)
