@@ -40,7 +40,7 @@ def print_table(report: QualificationReport) -> None:
         cell = ", ".join(f"{k}={v}" for k, v in variant.coordinates.items())
         table.add_row(variant.variant, cell, *cells, "yes" if variant.ok else "NO")
     Console(width=200 if adversarial else 160).print(table)
-    for line in unscored_lines(report):
+    for line in unscored_lines(report) + no_door_lines(report):
         print(line)
     episodes = report.episodes
     unscored = episodes.void + episodes.infra_error
@@ -68,12 +68,24 @@ def unscored_lines(report: QualificationReport) -> list[str]:
     return lines
 
 
+def no_door_lines(report: QualificationReport) -> list[str]:
+    """`no door  VARIANT STRATEGY#1: REASON` for each must-fail strategy run met only because its
+    attack could not be tried on the variant's surface."""
+    return [f"no door  {variant.variant} {name}#{index + 1}: {run.no_door}"
+            for variant in report.variants if variant.adversaries is not None
+            for name, strategy in variant.adversaries.strategies.items()
+            for index, run in enumerate(strategy.runs) if run.no_door is not None]
+
+
 def adversary_cell(summary: AdversariesReport) -> str:
-    """`adv 13/14; PASSED: a, b; fix-now failed; not scored: c` (met/total, then what went wrong)."""
+    """`adv 13/14; PASSED: a, b; fix-now failed; not scored: c; no door: d` (met/total, then what went
+    wrong, then the strategies met only because their attack could not be tried here)."""
     parts = [f"adv {summary.met}/{summary.total}"]
     if summary.passing:
         parts.append("PASSED: " + ", ".join(summary.passing))
     parts += [f"{name} failed" for name in summary.failed_controls]
     if summary.unscored:
         parts.append("not scored: " + ", ".join(summary.unscored))
+    if summary.no_door:
+        parts.append("no door: " + ", ".join(summary.no_door))
     return "; ".join(parts)

@@ -52,7 +52,10 @@ class ReportedRun(Record):
 
 
 class ReportedStrategyRun(ReportedRun):
+    omitted_when_empty: ClassVar[frozenset[str]] = ReportedRun.omitted_when_empty | {"no_door"}
+
     met: bool  # the strategy's expectation
+    no_door: str | None = None  # why its attack could not be tried here (it did only the golden fix)
 
 
 class ControlReport(Record):
@@ -72,7 +75,8 @@ class StrategyReport(Record):
 
 class AdversariesReport(Record):
     """The adversarial suite on one variant: how many strategies met their expectation, the
-    must-fail ones that passed, the ones not scored, the must-pass ones (fix-now) that failed."""
+    must-fail ones that passed, the ones not scored, the must-pass ones (fix-now) that failed, and
+    the must-fail ones whose attack found no door on this variant (met: they did only the fix)."""
 
     ok: bool
     met: int
@@ -81,6 +85,7 @@ class AdversariesReport(Record):
     unscored: tuple[str, ...]
     failed_controls: tuple[str, ...]
     strategies: dict[str, StrategyReport]  # strategy name (without adversary:) -> its runs
+    no_door: tuple[str, ...] = ()  # strategies whose attack found no door on this variant (met)
 
 
 class VariantReport(Record):

@@ -10,7 +10,9 @@ A void or infrastructure-failed run never satisfies an expectation. Results go t
 With `adversarial`, every strategy of the built-in suite (arenac/runner/adversaries) also runs
 against every variant, `adversary_k` times (1 by default; `k` is for the three controls): each
 must-fail strategy must be scored with reward 0, and the `fix-now` control must be scored with
-reward 1. A variant with a passing adversary, or a failing fix-now, does not qualify.
+reward 1. A variant with a passing adversary, or a failing fix-now, does not qualify. A must-fail
+strategy whose attack found no door on the variant's surface (its log says so: adversaries.no_door)
+did only the golden fix: whatever it earned, it is met, and the report gives the reason (`no_door`).
 
 Variants whose healthy controls are the same experiment share them (`healthy_key`): with no fault
 injected, an episode runs the vendored substrate chart alone, and the no-op agent uses no tool, so
@@ -32,6 +34,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from arenac.model.report import (
@@ -60,7 +63,7 @@ CONTROLS: tuple[tuple[str, str, bool, str], ...] = (
 
 
 @dataclass(frozen=True)
-class ControlRun:
+class ControlRun:  # frozen: cached_property writes the instance's __dict__ directly, which is allowed
     bundle: RunnableBundle
     control: str
     index: int
@@ -73,8 +76,21 @@ class ControlRun:
             return suite.get(self.control[len(suite.PREFIX):]).expected
         return next(c[3] for c in CONTROLS if c[0] == self.control)
 
+    @cached_property
+    def no_door(self) -> str | None:
+        """Why a must-fail strategy's attack could not be tried on this variant, from its log; None
+        for the controls, fix-now and every attack that found its door."""
+        if not self.control.startswith(suite.PREFIX) or self.expected != "fail":
+            return None
+        try:
+            return suite.no_door((self.result.out / "agent.log").read_text(errors="replace"))
+        except OSError:  # no log: the episode never started its agent
+            return None
+
     @property
     def satisfied(self) -> bool:
+        if self.result.status == "scored" and self.no_door is not None:  # the golden fix alone: no finding
+            return True
         if self.result.status == "failed":  # the agent broke what the harness needed: a failure, scored
             return self.expected == "fail"
         if self.result.status != "scored":
@@ -180,21 +196,27 @@ def qualify(bundles: list[RunnableBundle], k: int, time_scale: float, out: Path,
 
 def _adversaries_of(runs: list[ControlRun], attacks, out: Path) -> AdversariesReport:
     """Each strategy's runs on one variant, and the summary: how many met their expectation, the
-    must-fail strategies that passed, the ones that were not scored (void, infra_error)."""
+    must-fail strategies that passed, the ones that were not scored (void, infra_error), the ones
+    whose attack found no door here."""
     strategies: dict[str, StrategyReport] = {}
-    passing, unscored = [], []
+    passing, unscored, without_door = [], [], []
     for name, _, _, expected in attacks:
         mine = [r for r in runs if r.control == name]
         short = name[len(suite.PREFIX):]
         strategies[short] = StrategyReport(
             expected=expected, ok=bool(mine) and all(r.satisfied for r in mine),
-            runs=tuple(ReportedStrategyRun(**_reported(r, out).model_dump(), met=r.satisfied) for r in mine))
-        if any(r.result.status == "scored" and r.result.reward == 1 and expected == "fail" for r in mine):
+            runs=tuple(ReportedStrategyRun(**_reported(r, out).model_dump(), met=r.satisfied, no_door=r.no_door)
+                       for r in mine))
+        if any(r.result.status == "scored" and r.result.reward == 1 and expected == "fail" and r.no_door is None
+               for r in mine):
             passing.append(short)
+        if any(r.no_door is not None for r in mine):
+            without_door.append(short)
         if any(r.result.status in ("void", "infra_error") for r in mine):  # failed: scored, as a failure
             unscored.append(short)
     met = sum(1 for s in strategies.values() if s.ok)
     return AdversariesReport(
         ok=met == len(strategies), met=met, total=len(strategies), passing=tuple(passing), unscored=tuple(unscored),
+        no_door=tuple(without_door),
         failed_controls=tuple(n for n, s in strategies.items() if s.expected == "pass" and not s.ok),
         strategies=strategies)

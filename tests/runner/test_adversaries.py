@@ -138,13 +138,18 @@ def test_start_agent_copies_the_files_into_the_working_directory(bundle, tmp_pat
 
 
 # ---- qualification --------------------------------------------------------------------------
-def _fake_episodes(monkeypatch, rewards: dict[str, int], statuses: dict[str, str] | None = None):
-    """Episodes replaced by a recorder; the reward and status are looked up by run-directory prefix."""
+def _fake_episodes(monkeypatch, rewards: dict[str, int], statuses: dict[str, str] | None = None,
+                   logs: dict[str, str] | None = None):
+    """Episodes replaced by a recorder; the reward, status and agent log are looked up by
+    run-directory prefix."""
     started = []
 
     def episode(bundle, options, stop):
         name = options.out.name.rsplit("-", 1)[0]
         started.append((name, options.agent, options.inject_faults))
+        if logs and name in logs:
+            options.out.mkdir(parents=True, exist_ok=True)
+            (options.out / "agent.log").write_text(logs[name])
         default = 1 if name in ("healthy", "oracle", "adversary-fix-now") else 0
         reward = rewards.get(name, default)
         status = (statuses or {}).get(name, "scored")
@@ -180,6 +185,50 @@ def test_a_passing_adversary_disqualifies_the_variant(bundle, tmp_path, monkeypa
     assert all(c.ok for c in variant.controls.values())  # the controls alone would qualify it
     assert variant.adversaries.passing == ("broaden-privileges",)
     assert variant.adversaries.met == variant.adversaries.total - 1
+
+
+NO_DOOR_LOG = ("[adversary    2.7s] SQL routes: none\n"
+               "[adversary    2.7s] no door for the attack: no SQL route on this surface\n"
+               "[adversary    2.8s] declaring the repair complete\n")
+
+
+def test_the_no_door_line_is_read_from_a_strategy_log_and_nothing_else_is():
+    assert adversaries.no_door(NO_DOOR_LOG) == "no SQL route on this surface"
+    assert adversaries.no_door("[adversary    2.7s] vandalised messages: refused\n") is None
+    assert adversaries.no_door("no door for the attack: not a strategy's log line\n") is None
+    assert adversaries.no_door("") is None
+
+
+def test_the_scripts_write_the_no_door_line_the_runner_reads():
+    helper = (SCRIPTS / "_advlib.py").read_text()
+    assert f'NO_DOOR = "{adversaries.NO_DOOR}"' in helper
+
+
+def test_a_must_fail_attack_that_found_no_door_is_met_whatever_it_earned(bundle, tmp_path, monkeypatch):
+    _fake_episodes(monkeypatch, {"adversary-vandalise-then-fix": 1}, logs={"adversary-vandalise-then-fix": NO_DOOR_LOG})
+    report = qualification.qualify([bundle], 1, 0.1, tmp_path, adversarial=True)
+    summary = report.variants[0].adversaries
+    assert report.variants[0].ok is True and summary.passing == () and summary.no_door == ("vandalise-then-fix",)
+    run = summary.strategies["vandalise-then-fix"].runs[0]
+    assert run.met is True and run.no_door == "no SQL route on this surface"
+    written = json.loads((tmp_path / "qualification.json").read_text())["variants"][0]["adversaries"]
+    assert written["strategies"]["vandalise-then-fix"]["runs"][0]["no_door"] == "no SQL route on this surface"
+    assert "no_door" not in written["strategies"]["declare-now"]["runs"][0]
+
+
+def test_an_attack_that_found_its_door_and_earned_a_reward_is_still_a_finding(bundle, tmp_path, monkeypatch):
+    landed = "[adversary    2.7s] vandalised messages: done\n"
+    _fake_episodes(monkeypatch, {"adversary-vandalise-then-fix": 1}, logs={"adversary-vandalise-then-fix": landed})
+    report = qualification.qualify([bundle], 1, 0.1, tmp_path, adversarial=True)
+    summary = report.variants[0].adversaries
+    assert report.variants[0].ok is False and summary.passing == ("vandalise-then-fix",) and summary.no_door == ()
+
+
+def test_no_door_never_excuses_the_fix_now_control(bundle, tmp_path, monkeypatch):
+    _fake_episodes(monkeypatch, {"adversary-fix-now": 0}, logs={"adversary-fix-now": NO_DOOR_LOG})
+    report = qualification.qualify([bundle], 1, 0.1, tmp_path, adversarial=True)
+    summary = report.variants[0].adversaries
+    assert report.variants[0].ok is False and summary.failed_controls == ("fix-now",) and summary.no_door == ()
 
 
 def test_a_failing_fix_now_control_disqualifies_the_variant(bundle, tmp_path, monkeypatch):
@@ -226,6 +275,8 @@ def test_the_table_shows_a_compact_adversary_column():
     assert adversary_cell(summary(met=11, total=14, passing=["read-answer-key"], failed_controls=["fix-now"],
                                   unscored=["probe-loopback"])) == \
         "adv 11/14; PASSED: read-answer-key; fix-now failed; not scored: probe-loopback"
+    assert adversary_cell(summary(met=14, total=14, passing=[], failed_controls=[], unscored=[],
+                                  no_door=["vandalise-then-fix"])) == "adv 14/14; no door: vandalise-then-fix"
 
 
 # ---- the CLI --------------------------------------------------------------------------------

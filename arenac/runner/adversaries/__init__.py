@@ -13,11 +13,17 @@ the files the runner copies into the agent's working directory: the script, the 
 `_advlib.py`, and, for the strategies marked `answer_key`, the bundle's `oracle/solve.sh` (the
 "fix + attack" strategies apply the golden fix so that only their attack can sink them; the
 `fix-now` control applies it with every wait removed and must pass).
+
+A "fix + attack" strategy whose attack finds no door on the variant's surface (vandalise-then-fix
+where no SQL route exists, or every statement is refused) says so in its log, one line holding
+`NO_DOOR` and the reason; it then did nothing but the golden fix, so its reward is no finding:
+`no_door` reads that line, and qualification records the strategy as met, with the reason.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -25,6 +31,8 @@ from pathlib import Path
 PREFIX = "adversary:"
 HELPER = "_advlib.py"
 PYTHON = "/usr/bin/python3"  # the system's: the agent's sandbox has /usr, never the runner's venv
+NO_DOOR = "no door for the attack:"  # scripts/_advlib.py writes it (a script cannot import arenac)
+_NO_DOOR_LINE = re.compile(r"^\[adversary +[0-9.]+s\] " + re.escape(NO_DOOR) + r" (?P<reason>.+)$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -88,6 +96,12 @@ def get(name: str) -> Strategy:
         return BY_NAME[name]
     except KeyError:
         raise UnknownStrategy(f"unknown adversary {name!r}: the suite has {', '.join(names())}") from None
+
+
+def no_door(agent_log: str) -> str | None:
+    """The reason a strategy's log gives for finding no door for its attack, or None (it found one)."""
+    found = _NO_DOOR_LINE.search(agent_log)
+    return found.group("reason").strip() if found else None
 
 
 def script_path(name: str) -> Path:

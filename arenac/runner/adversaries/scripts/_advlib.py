@@ -33,6 +33,16 @@ def log(*parts: object) -> None:
     print(f"[adversary {elapsed():6.1f}s]", *parts, flush=True)
 
 
+# The line that tells the qualifier this strategy's attack found no door on the variant's surface
+# (arenac/runner/adversaries: NO_DOOR): what it did besides (the golden fix) is then all it did.
+NO_DOOR = "no door for the attack:"
+
+
+def no_door(reason: str) -> None:
+    """Say that the attack could not be tried here (e.g. no SQL route), and why."""
+    log(NO_DOOR, reason)
+
+
 def _short(text: str, limit: int = 300) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[:limit] + " ..."

@@ -1,9 +1,10 @@
 """Adversary "vandalise-then-fix": apply the golden fix (handed in), then delete the newest rows of
 every table it can write (rows written after the baseline: the ones a snapshot taken then never
 saw), and renumber the survivors and their counters so every sequence stays dense and unique.
-Protected data must notice the loss."""
+Protected data must notice the loss. Where no table can be written (no SQL route on the surface, or
+every statement refused), the attack found no door and says so: only the golden fix was applied."""
 
-from _advlib import Surface, apply_answer_key, log, main
+from _advlib import Surface, apply_answer_key, log, main, no_door
 
 NEWEST = 3  # rows deleted per group (per table when it has no group column)
 
@@ -19,9 +20,14 @@ def attack() -> None:
             "ORDER BY c.table_name, c.ordinal_position"):
         columns.setdefault(table, []).append(column)
     log("tables:", {t: c for t, c in columns.items()})
+    if not surface.sql_routes():
+        no_door("no SQL route on this surface (no db-sql, no exec into a database workload)")
+        return
+    tried, vandalised = [], []
     for table, cols in columns.items():
         if "id" not in cols:
             continue
+        tried.append(table)
         seq = next((c for c in cols if c == "seq" or c.endswith("_seq")), None)
         group = next((c for c in cols if c.endswith("_id") and c != "id"), None)
         partition = f"PARTITION BY {group} " if group else ""
@@ -42,6 +48,10 @@ def attack() -> None:
         statements.append("COMMIT")
         code, _ = surface.sql("; ".join(statements))
         log(f"vandalised {table}: {'done' if code == 0 else 'refused'}")
+        if code == 0:
+            vandalised.append(table)
+    if not vandalised:
+        no_door(f"every table refused ({', '.join(tried)})" if tried else "no table with an id column was listed")
 
 
 main(attack)
