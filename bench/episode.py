@@ -25,8 +25,9 @@ SCALE = 0.1
 def main() -> None:
     from arenac.pipeline import compile_paths, write_bundles
     from arenac.runner.bundle import open_bundle
-    from arenac.runner.episode import EpisodeOptions, run_episode
+    from arenac.runner.options import EpisodeOptions
     from arenac.runner.qualify import qualify
+    from arenac.runner.trial import run_episode
     from arenac.substrate.spine.local_config import spine_spec
     from arenac.substrate.spine.stack import SpineStack
 

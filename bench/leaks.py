@@ -26,9 +26,9 @@ import psutil
 
 from arenac.pipeline import compile_paths, write_bundles
 from arenac.runner.bundle import open_bundle
-from arenac.runner.episode import EpisodeOptions
 from arenac.runner.launch import Launcher
 from arenac.runner.lifetime import base_dir
+from arenac.runner.options import EpisodeOptions
 from arenac.runner.state import StateDir
 
 

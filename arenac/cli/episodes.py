@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 
 from arenac.cli.qualify_table import print_table, progress_line
-from arenac.runner.episode import EpisodeOptions
 from arenac.runner.launch import Launcher, RunRefused, check_agent, check_strategies, prepare, run_one, warn_capacity
+from arenac.runner.options import EpisodeOptions
 from arenac.runner.qualify import qualify
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_REFUSED = 0, 1, 2, 3

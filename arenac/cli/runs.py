@@ -54,7 +54,7 @@ def _isolation_options(command):
 
 
 def _isolation(sandbox, agent_network, agent_ro):
-    from arenac.runner.episode import Isolation  # lazily: the episode machinery is heavy (`run`, `qualify` only)
+    from arenac.runner.options import Isolation  # lazily: only `run` and `qualify` need it
 
     return Isolation(sandbox=sandbox, agent_network=agent_network,
                      agent_ro=tuple(Path(p).resolve() for p in agent_ro))

@@ -2,7 +2,7 @@
 file (`--ready-file`: it has started, and where its clock's zero lies) and its live view
 (`--live-file`, RUN_DIR/live.json: the last seconds' completions, for progress lines and live
 checks). Written by arenac/loadgen (generator.py, ledger.py), read by arenac/runner
-(harness_adapters.start_loadgen) and arenac/loadgen/ledger.LiveView.read.
+(runner/local_load.start_loadgen) and arenac/loadgen/ledger.LiveView.read.
 """
 
 from __future__ import annotations

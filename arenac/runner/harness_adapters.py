@@ -1,6 +1,7 @@
-"""Where the episode meets the harness parts: load generator, broker, verifier, baseline.
+"""Where the episode meets the verifier: the pinned grading inputs, the grade, the live checks.
 
-Each function is a thin seam so that the episode reads as the timeline it is. The verifier is
+Each function is a thin seam so that the episode reads as the timeline it is (the machinery it runs
+on is the backend's: backend.py). The verifier is
 imported with this module (arenac.verify.grade brings the rest of it), before any episode starts:
 grading then runs the code that was installed when the episode began, whatever happens to the
 files on disk meanwhile.
@@ -8,79 +9,18 @@ files on disk meanwhile.
 
 from __future__ import annotations
 
-import signal
-import subprocess
-import sys
-import time
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from arenac.model.loadgen import LoadgenReady
 from arenac.model.verdict import Verdict, Window
-from arenac.runner.access import AgentAccess
-from arenac.core.serialize import dump_json, write_atomic
+from arenac.core.serialize import write_atomic
 from arenac.verify.evidence import Evidence, EvidenceError
 from arenac.verify.grade import grade as grade_evidence
 from arenac.verify.grade import parse_gates, write_results
 from arenac.verify.metrics import Measurer
 from arenac.verify.outcome import evaluate_predicate
 from arenac.verify.verdict import unscored
-
-
-# ---- load generator -----------------------------------------------------------------------------
-@dataclass
-class LoadgenProcess:
-    process: subprocess.Popen
-    zero: float  # time.monotonic() of the generator's clock zero
-    warmup_end_s: float  # plan seconds: when the first cycle starts (the generator may anchor it)
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            self.process.send_signal(signal.SIGCONT)  # a stopped generator takes the TERM only once continued
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=5)
-
-
-def start_loadgen(plan, gateway: str, time_scale: float, ledger: Path, scratch: Path,
-                  live_file: Path | None = None) -> LoadgenProcess:
-    profile = scratch / "profile.json"
-    profile.write_text(dump_json(plan.load.model_dump(mode="json")), encoding="utf-8")
-    ready = scratch / "loadgen.ready"
-    log = open(scratch / "loadgen.log", "ab")
-    try:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "arenac.loadgen", "--profile", str(profile), "--target", gateway,
-             "--out", str(ledger), "--time-scale", f"{time_scale:g}", "--ready-file", str(ready),
-             "--substrate", plan.substrate, "--flush-s", "0.25", "--acks-out", str(ledger.with_name("acks.jsonl")),
-             # cycles anchored on the Unix epoch, as the substrate schedules its maintenance
-             "--anchor-unix", "0"] + (["--live-file", str(live_file)] if live_file else []),
-            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
-    finally:
-        log.close()
-    deadline = time.monotonic() + 60
-    while not ready.exists() or not ready.read_text().strip():
-        if process.poll() is not None or time.monotonic() > deadline:
-            process.kill()
-            raise RuntimeError(f"the load generator did not start: {(scratch / 'loadgen.log').read_text()[-500:]}")
-        time.sleep(0.02)
-    info = LoadgenReady.model_validate_json(ready.read_bytes())
-    # the ready file says when (Unix time) its clock started; map it onto our monotonic clock
-    zero = time.monotonic() - (time.time() - info.clock_zero_unix)
-    return LoadgenProcess(process, zero, info.warmup_end_s)
-
-
-# ---- broker ---------------------------------------------------------------------------------------
-def start_broker(bundle, stack, scratch: Path, log, on_declare, sandboxed: bool = False):
-    return AgentAccess.start(bundle, stack, scratch, log, on_declare, sandboxed=sandboxed)
 
 
 # ---- verifier --------------------------------------------------------------------------------------

@@ -36,6 +36,7 @@ from arenac.model.actions import (
     dispatch,
 )
 from arenac.substrate.interface import Endpoints, SubstrateDriver
+from arenac.loadgen.acks import AckLog
 
 
 class HarnessIO:
@@ -46,7 +47,7 @@ class HarnessIO:
         self._thread = threading.Thread(target=self._loop.run_forever, name="arenac-harness-io", daemon=True)
         self._thread.start()
         self._held: list[Any] = []
-        self.acks = None  # an arenac.loadgen.acks.AckLog: accepted burst sends are recorded there
+        self.acks: AckLog | None = None  # accepted burst sends are recorded there (the episode sets it)
         self._redis: Any = None
         self._redis_lock = threading.Lock()
 

@@ -32,7 +32,7 @@ from arenac.runner.worker import run_in_worker
 from arenac.sandbox import SandboxUnavailable, probe
 
 if TYPE_CHECKING:
-    from arenac.runner.episode import EpisodeOptions, EpisodeResult, Isolation
+    from arenac.runner.options import EpisodeOptions, EpisodeResult, Isolation
 
 
 class RunRefused(Exception):

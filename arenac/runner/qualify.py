@@ -50,7 +50,8 @@ from arenac.model.report import (
 from arenac.runner import adversaries as suite
 from arenac.runner import resume
 from arenac.runner.bundle import RunnableBundle
-from arenac.runner.episode import EpisodeOptions, EpisodeResult, Isolation, run_episode
+from arenac.runner.trial import run_episode
+from arenac.runner.options import EpisodeOptions, EpisodeResult, Isolation
 from arenac.runner.records import write_model
 from arenac.runner.void_advice import void_advice
 

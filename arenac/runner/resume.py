@@ -28,7 +28,7 @@ from pathlib import Path
 from arenac.model.evidence import Timeline
 from arenac.model.verdict import Reward, Verdict
 from arenac.rundir import incomplete_reason
-from arenac.runner.episode import EpisodeResult
+from arenac.runner.options import EpisodeResult
 from arenac.runner.records import read_run_record
 from arenac.verify.evidence import EvidenceError, read_model
 

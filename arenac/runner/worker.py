@@ -29,7 +29,8 @@ from pydantic import BaseModel, TypeAdapter
 
 from arenac.model.evidence import Timeline
 from arenac.runner.bundle import BundleRefused, open_bundle
-from arenac.runner.episode import EpisodeOptions, EpisodeResult, run_episode
+from arenac.runner.trial import run_episode
+from arenac.runner.options import EpisodeOptions, EpisodeResult
 from arenac.runner.lifetime import RunnerCgroups
 from arenac.runner.records import write_model
 from arenac.runner.watch import process_stopped

@@ -20,7 +20,7 @@ from arenac.runner import adversaries
 from arenac.runner import qualify as qualification
 from arenac.runner.agents import AgentSpec
 from arenac.runner.bundle import open_bundle
-from arenac.runner.episode import EpisodeResult
+from arenac.runner.options import EpisodeResult
 
 SCRIPTS = Path(adversaries.__file__).parent / "scripts"
 STDLIB = set(sys.stdlib_module_names) | {"_advlib"}

@@ -10,7 +10,8 @@ import pytest
 
 from arenac.pipeline import compile_paths, write_bundles
 from arenac.runner.bundle import open_bundle
-from arenac.runner.episode import EpisodeOptions, run_episode
+from arenac.runner.trial import run_episode
+from arenac.runner.options import EpisodeOptions
 
 pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
 

@@ -15,7 +15,7 @@ from arenac.model.evidence import Ledger, LedgerPhase, LedgerSecond
 from arenac.model.gates import Const, Metric, Predicate
 from arenac.runner import harness_adapters as adapters
 from arenac.runner.clock import EpisodeClock
-from arenac.runner.episode import _Episode
+from arenac.runner.onsets import Onsets
 from arenac.runner.records import EventLog, write_model
 
 NOW_S = 1000.0  # plan time the episodes' clocks read at the start of a test
@@ -75,15 +75,19 @@ def _side_by_side(threads: list[threading.Thread], timeout_s: float) -> None:
         thread.join(timeout_s)
 
 
-def _episode(tmp_path: Path, name: str, evidence: Path) -> _Episode:
-    """An episode whose fault's onset and handover lie 100 plan seconds back: its manifestation
-    deadline (the look-back of a hung request, 11 s, plus a real second) is over after one check."""
+def _episode(tmp_path: Path, name: str, evidence: Path) -> Onsets:
+    """An episode's onsets, whose fault's onset and handover lie 100 plan seconds back: its
+    manifestation deadline (the look-back of a hung request, 11 s, plus a real second) is over after
+    one check. The predicate reads no state, so nothing is performed or snapshotted."""
     clock = EpisodeClock(1.0, zero=time.monotonic() - NOW_S)
-    episode = _Episode(SimpleNamespace(plan=None), options=None, clock=clock,
-                       log=EventLog(tmp_path / name / "events.jsonl", clock), evidence=evidence,
-                       scratch=tmp_path / name, state=None, stop=threading.Event(), timeline=None, sandbox=None)
-    episode.onset_times["pool"] = NOW_S - 100
-    return episode
+
+    def unused(*_):
+        raise AssertionError("a ledger-only manifestation check performs nothing and takes no snapshot")
+
+    onsets = Onsets(clock, threading.Event(), EventLog(tmp_path / name / "events.jsonl", clock), evidence,
+                    tmp_path / name, perform=unused, spawn=unused, live_snapshot=unused)
+    onsets.times["pool"] = NOW_S - 100
+    return onsets
 
 
 def test_two_episodes_side_by_side_each_void_with_their_own_last_problem(tmp_path):
@@ -96,7 +100,7 @@ def test_two_episodes_side_by_side_each_void_with_their_own_last_problem(tmp_pat
 
     def await_manifestation(name: str) -> None:
         start.wait(10)
-        results[name] = episodes[name]._await_manifestation(fault, NOW_S - 100)
+        results[name] = episodes[name].await_manifestation(fault, NOW_S - 100)
 
     _side_by_side([threading.Thread(target=await_manifestation, args=(name,)) for name in episodes], timeout_s=30)
     assert not results["no-ledger"].manifested

@@ -14,7 +14,8 @@ import pytest
 from arenac.model.gates import Const, Metric, Predicate
 from arenac.pipeline import compile_paths, write_bundles
 from arenac.runner.bundle import RunnableBundle, open_bundle
-from arenac.runner.episode import EpisodeOptions, EpisodeResult, run_episode
+from arenac.runner.trial import run_episode
+from arenac.runner.options import EpisodeOptions, EpisodeResult
 
 pytestmark = pytest.mark.live  # starts two stacks
 

@@ -10,7 +10,7 @@ import pytest
 from arenac.pipeline import compile_paths, write_bundles
 from arenac.runner import qualify as qualification
 from arenac.runner.bundle import open_bundle
-from arenac.runner.episode import EpisodeResult
+from arenac.runner.options import EpisodeResult
 
 pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
 

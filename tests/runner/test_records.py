@@ -17,7 +17,7 @@ from helpers.golden import complete_variant
 from arenac.model.run import RunRecord
 from arenac.rundir import INCOMPLETE, incomplete_reason, is_run_dir
 from arenac.runner.bundle import open_bundle
-from arenac.runner.episode import EpisodeOptions
+from arenac.runner.options import EpisodeOptions
 from arenac.runner.records import begin_run, finish_run, read_run_record, write_json
 from arenac.core.serialize import dump_json, write_atomic
 

@@ -22,7 +22,7 @@ from verify.recorded import RecordedRun
 
 from arenac.rundir import INCOMPLETE
 from arenac.runner.bundle import open_bundle
-from arenac.runner.episode import EpisodeOptions
+from arenac.runner.options import EpisodeOptions
 from arenac.runner.records import begin_run, finish_run
 from arenac.runner.resume import decide
 from arenac.verify import grade, write_results

@@ -1,0 +1,42 @@
+"""What an episode is asked to do (`EpisodeOptions`, with the agent's `Isolation`) and what it
+returns (`EpisodeResult`): the types the CLI, qualification, the worker process and resume share.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """How the agent is confined (the operator's choice; docs/security.md)."""
+
+    sandbox: str = "auto"  # auto | bwrap | none (sandbox.py)
+    agent_network: str = "private"  # private: the agent's own loopback only; host: the machine's
+    agent_ro: tuple[Path, ...] = ()  # directories the agent's own program needs, bound read-only
+
+
+@dataclass(frozen=True)
+class EpisodeOptions:
+    agent: str
+    time_scale: float
+    out: Path
+    inject_faults: bool = True  # False: the healthy control
+    progress: bool = False
+    isolation: Isolation = Isolation()
+    # what binds the episode's processes to its lifetime (lifetime.py): "cgroup", or
+    # "process records (why no cgroup)" when they are bound only by state.py's records
+    bound_by: str = "process records (in the runner's process)"
+    cgroup: Path | None = None  # the episode's own cgroup, when it has one (its CPU use: headroom.py)
+
+
+@dataclass(frozen=True)
+class EpisodeResult:
+    out: Path
+    status: str  # scored | void | infra_error
+    reward: int
+    outcome: bool
+    safe_repair: bool
+    wall_s: float
+    reason: str = ""  # why a trial is not scored (void, infra_error) or failed: the timeline's void_reason
