@@ -26,19 +26,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-import socket
 import threading
 import time
-import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import psutil
 import yaml
 
+from arenac.broker.cluster_events import ClusterEvents, timestamp
+from arenac.broker.cluster_probes import http_ok, port_open, process_start
 from arenac.broker.inflight import InFlight
 from arenac.broker.podexec import ExecResult, PodExec, default_exec_user
 from arenac.broker.rbac import DEFAULT_NAMESPACE
@@ -57,26 +56,10 @@ def not_found(resource: str, group: str, name: str) -> ClusterError:
     return ClusterError(f'Error from server (NotFound): {qualified} "{name}" not found')
 
 
-def timestamp(epoch: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
-
-
 def labels(component: str, version: str) -> dict[str, str]:
     return {"app.kubernetes.io/component": component, "app.kubernetes.io/instance": "spine",
             "app.kubernetes.io/managed-by": "Helm", "app.kubernetes.io/name": "spine",
             "app.kubernetes.io/version": version}
-
-
-@dataclass
-class _Event:
-    kind: str
-    name: str
-    type: str
-    reason: str
-    message: str
-    first: float
-    last: float
-    count: int = 1
 
 
 @dataclass
@@ -92,13 +75,13 @@ class LocalCluster:
     _versions: dict[str, int] = field(default_factory=dict, init=False, repr=False)
     _postgres_init: dict[str, str] | None = field(default=None, init=False, repr=False)
     _log_starts: dict[int, int] = field(default_factory=dict, init=False, repr=False)
-    _events: list[_Event] = field(default_factory=list, init=False, repr=False)
+    _events: ClusterEvents = field(default_factory=ClusterEvents, init=False, repr=False)
 
     def __post_init__(self) -> None:
         substrate, images = self.stack.substrate, self.stack.images()
         self.services: tuple[str, ...] = substrate.services  # the application's: config files, releases
         self.components = (*self.services, *DATASTORES)
-        started = [_process_start(pid) for pid in self.stack.pids().values()]
+        started = [process_start(pid) for pid in self.stack.pids().values()]
         self.created = min([self.created, *started])
         for component in self.services:
             release = images.releases[component]
@@ -230,7 +213,7 @@ class LocalCluster:
         pid = self.stack.pids().get(component)
         alive = component not in self.stack.exited() and pid is not None
         ready = alive and self._ready(component)
-        started = _process_start(pid) if alive else self.created
+        started = process_start(pid) if alive else self.created
         state: dict[str, Any] = ({"running": {"startedAt": timestamp(started)}} if alive else
                                  {"waiting": {"reason": "CrashLoopBackOff", "message": w.failure}})
         pod_labels = labels(component, w.chart_version)
@@ -284,9 +267,9 @@ class LocalCluster:
             return False
         if component in self.services:
             url = endpoints.services[component]
-            return _http_ok(url + "/readyz")
+            return http_ok(url + "/readyz")
         url = endpoints.postgres_dsn if component == "postgres" else endpoints.redis
-        return _port_open(urlsplit(url).port or 0)
+        return port_open(urlsplit(url).port or 0)
 
     # -- config maps -------------------------------------------------------------------------
     def configmap_names(self) -> list[str]:
@@ -377,26 +360,10 @@ class LocalCluster:
 
     # -- events and services -----------------------------------------------------------------
     def event(self, kind: str, name: str, type_: str, reason: str, message: str) -> None:
-        now = time.time()
-        last = self._events[-1] if self._events else None
-        if last and (last.kind, last.name, last.reason, last.message) == (kind, name, reason, message):
-            last.count, last.last = last.count + 1, now
-            return
-        self._events.append(_Event(kind, name, type_, reason, message, now, now))
-        del self._events[:-500]
+        self._events.record(kind, name, type_, reason, message)
 
     def event_objects(self, kind: str | None = None, name: str | None = None) -> list[dict[str, Any]]:
-        out = []
-        for i, e in enumerate(self._events):
-            if (kind and e.kind != kind) or (name and e.name != name):
-                continue
-            out.append({"apiVersion": "v1", "kind": "Event",
-                        "metadata": {"name": f"{e.name}.{i:08x}", "namespace": self.namespace,
-                                     "creationTimestamp": timestamp(e.first)},
-                        "involvedObject": {"kind": e.kind, "name": e.name, "namespace": self.namespace},
-                        "type": e.type, "reason": e.reason, "message": e.message, "count": e.count,
-                        "firstTimestamp": timestamp(e.first), "lastTimestamp": timestamp(e.last)})
-        return out
+        return self._events.objects(self.namespace, kind, name)
 
     def service_object(self, component: str) -> dict[str, Any]:
         port, port_name = (5432, "postgres") if component == "postgres" else (6379, "redis") if component == "redis" \
@@ -421,24 +388,3 @@ class LocalCluster:
                                                   "controller": True}]},
                 "spec": {"replicas": w.replicas},
                 "status": {"replicas": 1, "readyReplicas": ready, "availableReplicas": ready}}
-
-
-def _process_start(pid: int | None) -> float:
-    try:
-        return psutil.Process(pid).create_time() if pid else time.time()
-    except psutil.NoSuchProcess:
-        return time.time()
-
-
-def _http_ok(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as response:
-            return response.status == 200
-    except OSError:
-        return False
-
-
-def _port_open(port: int) -> bool:
-    with socket.socket() as sock:
-        sock.settimeout(1)
-        return sock.connect_ex(("127.0.0.1", port)) == 0
