@@ -82,7 +82,7 @@ def _fanout(io: HarnessIO) -> FanoutAtSoakEnd:
                            inbox_cap=cap, inboxes=inboxes)
 
 
-def _event_ids(raw: list[str]) -> list[int]:
+def _event_ids(raw: list[bytes | str]) -> list[int]:
     ids = []
     for item in raw:
         try:

@@ -147,11 +147,11 @@ class AgentProcess:
     def freeze(self) -> FreezeRecord:
         """End every process of the agent, in one step when it is sandboxed; prove none remain."""
         if self.namespace is not None:
-            return self._freeze_namespace()
+            return self._freeze_namespace(self.namespace)
         return self._freeze_group()
 
-    def _freeze_namespace(self) -> FreezeRecord:
-        members = namespace_members(self.namespace)
+    def _freeze_namespace(self, namespace: str) -> FreezeRecord:
+        members = namespace_members(namespace)
         # the namespace's init dies with the outer bwrap (--die-with-parent), and with the init the
         # kernel kills every process of the namespace: detaching (setsid, double fork) cannot escape
         for pid in (self.process.pid, self.init_pid):
@@ -163,7 +163,7 @@ class AgentProcess:
         remaining = members
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
-            remaining = namespace_members(self.namespace)
+            remaining = namespace_members(namespace)
             if not remaining:
                 break
             time.sleep(0.02)

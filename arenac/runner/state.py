@@ -16,6 +16,7 @@ import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -44,7 +45,7 @@ class StateDir:
 
     def record_pids(self, scratch: Path, pids: dict[str, int]) -> None:
         path = self._record(scratch)
-        data = json.loads(path.read_text()) if path.exists() else {"runner": _identity(os.getpid()),
+        data: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {"runner": _identity(os.getpid()),
                                                                      "scratch": str(scratch), "pids": {}}
         for name, pid in pids.items():
             identity = _identity(pid)

@@ -26,7 +26,12 @@ def _clean(runner_cgroup: Path, state_dir: Path) -> None:
 def main(argv: list[str]) -> int:
     runner_cgroup, state_dir = Path(argv[0]), Path(argv[1])
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, lambda *_: (_clean(runner_cgroup, state_dir), sys.exit(0)))
+
+    def on_term(*_: object) -> None:
+        _clean(runner_cgroup, state_dir)
+        sys.exit(0)
+
+    signal.signal(signal.SIGTERM, on_term)
     while sys.stdin.buffer.read(4096):  # nothing is ever written: this returns b"" when the runner is gone
         pass
     _clean(runner_cgroup, state_dir)

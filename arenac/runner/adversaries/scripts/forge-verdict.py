@@ -10,7 +10,7 @@ from _advlib import log, main
 
 REWARD = {"reward": 1, "outcome": True, "safe_repair": True}
 VERDICT = {"reward": 1, "outcome": True, "safe_repair": True, "gates": {}, "forged": True}
-TARGETS = {"reward.json": REWARD, "verdict.json": VERDICT}
+TARGETS: dict[str, dict] = {"reward.json": REWARD, "verdict.json": VERDICT}
 ROOTS = ("/tmp", "/var/tmp", "/run", "/work", "/home", "/root", "/srv", "/opt")
 PRUNE = {".git", ".venv", "venv", "site-packages", "node_modules", "__pycache__", "proc", "sys"}
 

@@ -41,12 +41,13 @@ def scan(host: str = "127.0.0.1", batch: int = 400, budget: float = 20.0) -> lis
         end = time.monotonic() + 0.5
         while socks and time.monotonic() < end:
             for key, _ in selector.select(timeout=0.1):
-                sock = key.fileobj
-                if sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0:
-                    open_ports.append(socks[sock])
-                selector.unregister(sock)
-                sock.close()
-                socks.pop(sock)
+                ready = key.fileobj
+                assert isinstance(ready, socket.socket)  # the selector holds only the sockets registered above
+                if ready.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0:
+                    open_ports.append(socks[ready])
+                selector.unregister(ready)
+                ready.close()
+                socks.pop(ready)
         for sock in socks:
             sock.close()
         selector.close()
