@@ -16,7 +16,19 @@ from arenac.loadgen.plan import Plan, PlanPhase, make_plan
 from arenac.loadgen.routes import PlainClient, RouteClient, SetupError, route_client
 
 __all__ = [
-    "CLIENT_TIMEOUT_S", "Ledger", "Live", "LiveView", "Plan", "PlanPhase", "PlainClient", "RouteClient",
-    "RunSummary", "SetupError", "decode_histogram", "load_ledger", "make_plan", "route_client",
+    "CLIENT_TIMEOUT_S",
+    "Ledger",
+    "Live",
+    "LiveView",
+    "PlainClient",
+    "Plan",
+    "PlanPhase",
+    "RouteClient",
+    "RunSummary",
+    "SetupError",
+    "decode_histogram",
+    "load_ledger",
+    "make_plan",
+    "route_client",
     "run_load",
 ]

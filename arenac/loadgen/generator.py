@@ -47,8 +47,8 @@ from arenac.loadgen.ledger import Key, Ledger, atomic_write, new_histogram, to_m
 from arenac.loadgen.plan import Plan, make_plan
 from arenac.loadgen.routes import Call, RouteClient, RouteMix, route_client
 from arenac.model.evidence import StartLag
-from arenac.model.loadgen import LoadgenReady
 from arenac.model.library import LoadProfile
+from arenac.model.loadgen import LoadgenReady
 
 CLIENT_TIMEOUT_S = 10.0
 FLUSH_S = 2.0
@@ -210,7 +210,7 @@ class Generator:
                     if call.on_reply is not None:
                         try:
                             call.on_reply(response.status, body)
-                        except Exception:  # noqa: BLE001 - a route client's bookkeeping must not lose the request
+                        except Exception:
                             pass
         except TimeoutError:
             timed_out, kind = True, "timeout"

@@ -78,7 +78,7 @@ class Live(NamedTuple):
 class _Cell:
     """Counts and raw latencies (us) of one ledger entry or one live bucket."""
 
-    __slots__ = ("count", "errors", "latencies", "pending", "_encoded")
+    __slots__ = ("_encoded", "count", "errors", "latencies", "pending")
 
     def __init__(self) -> None:
         self.count = self.errors = self.pending = 0

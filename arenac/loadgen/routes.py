@@ -47,7 +47,7 @@ class RouteMix:
     def __init__(self, mix: dict[str, float]) -> None:
         if not mix or sum(mix.values()) <= 0 or min(mix.values()) < 0:
             raise ValueError(f"a route mix needs non-negative weights and a positive total, got {mix}")
-        routes, weights = zip(*sorted(mix.items()))
+        routes, weights = zip(*sorted(mix.items()), strict=True)
         self.routes: tuple[str, ...] = routes
         self._cumulative = list(accumulate(weights))
 

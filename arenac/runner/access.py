@@ -24,7 +24,7 @@ class AgentAccess:
     tools_dir: Path
 
     @classmethod
-    def start(cls, bundle, stack, scratch: Path, log, on_declare, sandboxed: bool = False) -> "AgentAccess":
+    def start(cls, bundle, stack, scratch: Path, log, on_declare, sandboxed: bool = False) -> AgentAccess:
         """`sandboxed`: the agent reaches the broker's socket where its sandbox mounts it."""
         plan = bundle.plan
         rbac = [yaml.safe_load(data.decode("utf-8")) for data in bundle.rbac_bytes]  # as pinned at opening

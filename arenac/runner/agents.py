@@ -51,7 +51,7 @@ class AgentSpec:
     files: tuple[Path, ...] = ()  # copied into the working directory before the command starts
 
     @classmethod
-    def parse(cls, text: str, solve_script: Path) -> "AgentSpec":
+    def parse(cls, text: str, solve_script: Path) -> AgentSpec:
         if text == "oracle":
             return cls("oracle", f"sh {shlex.quote(str(solve_script))}")
         if text == "noop":
@@ -94,7 +94,7 @@ def claim_agent_account(lock_dir: Path):
         return None, None
     lock_dir.mkdir(parents=True, exist_ok=True)
     for slot in range(_USER_SLOTS):
-        handle = open(lock_dir / f"agent-user-{slot}.lock", "w")
+        handle = open(lock_dir / f"agent-user-{slot}.lock", "w")  # noqa: SIM115 - held: the lock lives with the episode
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -244,12 +244,9 @@ def start_agent(spec: AgentSpec, launch: AgentLaunch) -> AgentProcess:
     workdir = launch.workdir
     env = {"PATH": f"{launch.tools_dir}:{_SYSTEM_PATH}", "HOME": str(workdir), "LANG": "C.UTF-8",
            "ARENAC_INSTRUCTION": str(workdir / "instruction.md"), **launch.extra_env}
-    out = open(launch.log, "ab")
-    try:
+    with open(launch.log, "ab") as out:  # the agent's copy of the descriptor outlives ours
         process = subprocess.Popen(["/bin/sh", "-c", spec.command], cwd=workdir, env=env, stdin=subprocess.DEVNULL,
                                    stdout=out, stderr=subprocess.STDOUT, start_new_session=True, **kwargs)
-    finally:
-        out.close()
     return AgentProcess(process, launch.account, time.monotonic())
 
 
@@ -260,7 +257,7 @@ def _start_sandboxed(spec: AgentSpec, launch: AgentLaunch, kwargs: dict) -> Agen
                            extra_ro=launch.extra_ro, network=launch.network, env=env)
     args_read, args_write = os.pipe()
     info_read, info_write = os.pipe()
-    out = open(launch.log, "ab")
+    out = open(launch.log, "ab")  # noqa: SIM115 - closed below with the pipes' ends, once the sandbox has them
     try:
         os.write(args_write, encode_args(mount_args(layout)))
         os.close(args_write)

@@ -58,7 +58,8 @@ class RunnableBundle:
 
     def digests(self) -> dict[str, str]:
         """sha256 of every pinned file, and the manifest's bundle digest (what the verdict records)."""
-        return {"bundle_digest": self.bundle_digest, **{path: sha256(data) for path, data in sorted(self.pinned.items())}}
+        pinned = {path: sha256(data) for path, data in sorted(self.pinned.items())}
+        return {"bundle_digest": self.bundle_digest, **pinned}
 
 
 def open_bundle(directory: Path) -> RunnableBundle:

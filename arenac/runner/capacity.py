@@ -66,7 +66,7 @@ def measure_capacity(out: Path | None = None, sample_s: float = CALIBRATE_S) -> 
         before, cpus = cpu_ticks()
         time.sleep(sample_s)
         after, _ = cpu_ticks()
-        delta = [b - a for a, b in zip(before, after)]
+        delta = [b - a for a, b in zip(before, after, strict=True)]
         if sum(delta) > 0:
             busy = round((sum(delta) - delta[3] - delta[4]) / sum(delta) * cpus, 2)
     except (OSError, ValueError, IndexError):

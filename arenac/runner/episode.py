@@ -36,8 +36,8 @@ from arenac.runner.agents import AgentProcess, AgentSpec
 from arenac.runner.backend import Backend
 from arenac.runner.backlog import BacklogSamples
 from arenac.runner.harness_io import HarnessIO
-from arenac.runner.records import write_model
 from arenac.runner.onsets import Onsets
+from arenac.runner.records import write_model
 from arenac.runner.snapshot import max_ids
 from arenac.runner.watch import PartsWatch, changing_calls
 
@@ -208,7 +208,7 @@ class Episode:
                 ok = True
                 try:
                     self.backend.restart(service)
-                except Exception as error:  # noqa: BLE001 - a failed restart is evidence, not a crash
+                except Exception as error:
                     ok = False
                     self.log("restart_failed", service=service, error=str(error))
                 restarts.append(ChallengeRestart(service=service, t=round(clock.now(), 3), ok=ok))
@@ -294,7 +294,7 @@ class Episode:
                     bursts.append(result)
             self.log("harness_action", what=what, ok=True, **({"bursts": bursts} if bursts else {}))
             return True
-        except Exception as error:  # noqa: BLE001 - recorded; the episode goes on
+        except Exception as error:
             self.log("harness_action", what=what, ok=False, error=f"{type(error).__name__}: {error}")
             return False
 

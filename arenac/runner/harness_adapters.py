@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from arenac.model.verdict import Verdict, Window
 from arenac.core.serialize import write_atomic
+from arenac.model.verdict import Verdict, Window
 from arenac.verify.evidence import Evidence, EvidenceError
 from arenac.verify.grade import grade as grade_evidence
 from arenac.verify.grade import parse_gates, write_results

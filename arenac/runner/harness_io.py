@@ -24,6 +24,7 @@ import aiohttp
 import asyncpg
 import redis
 
+from arenac.loadgen.acks import AckLog
 from arenac.model.actions import (
     ActionHandler,
     AdminAction,
@@ -36,7 +37,6 @@ from arenac.model.actions import (
     dispatch,
 )
 from arenac.substrate.interface import Endpoints, SubstrateDriver
-from arenac.loadgen.acks import AckLog
 
 
 class HarnessIO:
@@ -143,7 +143,7 @@ class HarnessIO:
             for connection in self._held:
                 try:
                     await connection.close(timeout=5)
-                except Exception:  # noqa: BLE001 - the substrate may already have killed it
+                except Exception:
                     pass
             self._held.clear()
 

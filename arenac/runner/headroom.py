@@ -182,7 +182,7 @@ class HeadroomProbe:
         self.reader.start()
 
     @classmethod
-    def start(cls, cgroup: Path | None = None) -> "HeadroomProbe":
+    def start(cls, cgroup: Path | None = None) -> HeadroomProbe:
         return cls(cgroup)
 
     def _read(self) -> None:
@@ -209,7 +209,7 @@ class HeadroomProbe:
         comes after this)."""
         try:
             return self._stop(ledger)
-        except Exception as error:  # noqa: BLE001 - the probe must never cost the episode its teardown
+        except Exception as error:
             if self.sampler is not None and self.sampler.poll() is None:
                 self.sampler.kill()
             return Headroom(window_s=round(time.monotonic() - self.start_readings.at, 3),
@@ -272,7 +272,7 @@ class HeadroomProbe:
     def _machine(self, start: _Readings, end: _Readings, window_s: float) -> MachineFigures:
         figures: dict = {"cores": len(os.sched_getaffinity(0))}
         if start.ticks is not None and end.ticks is not None:
-            delta = [b - a for a, b in zip(start.ticks[0], end.ticks[0])]
+            delta = [b - a for a, b in zip(start.ticks[0], end.ticks[0], strict=True)]
             total = sum(delta)
             if total > 0:
                 idle = delta[3] + delta[4]  # idle + iowait

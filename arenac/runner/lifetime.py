@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 BASE_NAME = "arenac"
-_OPENED: "tuple[int, tuple[RunnerCgroups | None, str]] | None" = None  # this process's, once opened
+_OPENED: tuple[int, tuple[RunnerCgroups | None, str]] | None = None  # this process's, once opened
 KILL_WAIT_S = 10.0
 
 
@@ -106,7 +106,7 @@ class RunnerCgroups:
     _count: int = 0
 
     @classmethod
-    def open(cls, state_root: Path) -> tuple["RunnerCgroups | None", str]:
+    def open(cls, state_root: Path) -> tuple[RunnerCgroups | None, str]:
         """This runner's cgroups and watchdog, or (None, why not); one of each per process, however
         many times it is asked (a long-lived caller must not gather watchdogs)."""
         global _OPENED
@@ -115,7 +115,7 @@ class RunnerCgroups:
         return _OPENED[1]
 
     @classmethod
-    def _open(cls, state_root: Path) -> tuple["RunnerCgroups | None", str]:
+    def _open(cls, state_root: Path) -> tuple[RunnerCgroups | None, str]:
         base = base_dir()
         if base is None:
             return None, "no cgroup v2 hierarchy is mounted"
@@ -209,5 +209,6 @@ def reap_dead_runners() -> list[str]:
             alive = False
         if not alive:
             ended = kill_tree(runner)
-            cleaned.append(f"ended the cgroup of runner {runner.name}" + (f" ({len(ended)} processes)" if ended else ""))
+            count = f" ({len(ended)} processes)" if ended else ""
+            cleaned.append(f"ended the cgroup of runner {runner.name}{count}")
     return cleaned

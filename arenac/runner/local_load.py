@@ -46,7 +46,7 @@ def start_loadgen(plan, gateway: str, time_scale: float, ledger: Path, scratch: 
     profile = scratch / "profile.json"
     profile.write_text(dump_json(plan.load.model_dump(mode="json")), encoding="utf-8")
     ready = scratch / "loadgen.ready"
-    log = open(scratch / "loadgen.log", "ab")
+    log = open(scratch / "loadgen.log", "ab")  # noqa: SIM115 - closed once the generator holds its own copy
     try:
         process = subprocess.Popen(
             [sys.executable, "-m", "arenac.loadgen", "--profile", str(profile), "--target", gateway,

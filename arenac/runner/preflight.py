@@ -43,10 +43,16 @@ from arenac.rundir import is_qualification_dir, is_run_dir
 MAX_JOBS_PER_CPU = 4
 AGENT_USERS = 16  # agents.py: as root, one user of its own per live episode
 _SYSTEM_PATH = ("/usr/local/bin", "/usr/bin", "/bin")  # the agent's PATH after its tools (sandbox.AGENT_PATH)
-_SHELL_WORDS = frozenset("! { } case do done elif else esac fi for function if in then time until while".split())
-_BUILTINS = frozenset(". : [ alias bg break cd command continue echo eval exec exit export false fc fg getopts hash "
-                      "jobs kill local printf pwd read readonly return set shift test times trap true type ulimit "
-                      "umask unalias unset wait".split())
+_SHELL_WORDS = frozenset([
+    "!", "case", "do", "done", "elif", "else", "esac", "fi", "for", "function", "if", "in", "then", "time",
+    "until", "while", "{", "}"
+])
+_BUILTINS = frozenset([
+    ".", ":", "[", "alias", "bg", "break", "cd", "command", "continue", "echo", "eval", "exec", "exit", "export",
+    "false", "fc", "fg", "getopts", "hash", "jobs", "kill", "local", "printf", "pwd", "read", "readonly",
+    "return", "set", "shift", "test", "times", "trap", "true", "type", "ulimit", "umask", "unalias", "unset",
+    "wait"
+])
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _EXPANDS = set("$`*?[~\\")
 
@@ -99,7 +105,7 @@ def max_jobs() -> tuple[int, str]:
     """The most episodes side by side, and why that many."""
     cpus = usable_cpus()
     limit, why = MAX_JOBS_PER_CPU * cpus, f"{MAX_JOBS_PER_CPU} x the {cpus} CPU(s) this runner may use"
-    if os.geteuid() == 0 and AGENT_USERS < limit:
+    if os.geteuid() == 0 and limit > AGENT_USERS:
         limit, why = AGENT_USERS, f"the {AGENT_USERS} agent users (one per live episode)"
     return limit, why
 
@@ -145,7 +151,9 @@ def command_problem(command: str) -> str | None:
     if any(os.access(Path(directory) / word, os.X_OK) and (Path(directory) / word).is_file()
            for directory in _SYSTEM_PATH):
         return None
-    from arenac.broker.tools import TOOLS  # lazily: the broker and spine load with it; `arenac check` imports this module
+    from arenac.broker.tools import (
+        TOOLS,  # lazily: the broker and spine load with it; `arenac check` imports this module
+    )
 
     if word in TOOLS or word == "sleep":  # the brokered tools, first on the agent's PATH
         return None

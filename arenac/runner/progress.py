@@ -50,7 +50,7 @@ class Progress:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._show, daemon=True, name="arenac-progress")
 
-    def __enter__(self) -> "Progress":
+    def __enter__(self) -> Progress:
         self._thread.start()
         return self
 

@@ -50,10 +50,12 @@ from arenac.model.report import (
 from arenac.runner import adversaries as suite
 from arenac.runner import resume
 from arenac.runner.bundle import RunnableBundle
-from arenac.runner.trial import run_episode
 from arenac.runner.options import EpisodeOptions, EpisodeResult, Isolation
 from arenac.runner.records import write_model
+from arenac.runner.trial import run_episode
 from arenac.runner.void_advice import void_advice
+
+DEFAULT_ISOLATION = Isolation()  # frozen: one shared default is safe
 
 CONTROLS: tuple[tuple[str, str, bool, str], ...] = (
     # name, agent, inject faults, expected
@@ -124,7 +126,8 @@ def _reported(run: ControlRun, out: Path) -> ReportedRun:
     result = run.result
     advice = void_advice(run.bundle.plan, result.reason) if result.status == "void" else None
     return ReportedRun(status=result.status, reward=result.reward, outcome=result.outcome,
-                       safe_repair=result.safe_repair, wall_s=result.wall_s, run_dir=result.out.relative_to(out).as_posix(),
+                       safe_repair=result.safe_repair, wall_s=result.wall_s,
+                       run_dir=result.out.relative_to(out).as_posix(),
                        reason=(result.reason or None) if result.status != "scored" else None, advice=advice)
 
 
@@ -136,7 +139,7 @@ def adversary_controls(strategies: list[str] | None = None) -> tuple[tuple[str, 
 
 def qualify(bundles: list[RunnableBundle], k: int, time_scale: float, out: Path, jobs: int = 1,
             stop: threading.Event | None = None, on_result=None, adversarial: bool = False,
-            adversary_k: int = 1, strategies: list[str] | None = None, isolation: Isolation = Isolation(),
+            adversary_k: int = 1, strategies: list[str] | None = None, isolation: Isolation = DEFAULT_ISOLATION,
             launch: Callable[[RunnableBundle, EpisodeOptions, threading.Event], EpisodeResult] | None = None
             ) -> QualificationReport:
     """Run the controls (and the suite); `launch` runs one episode (in this process by default; the

@@ -25,9 +25,9 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from arenac.core.serialize import dump_json, fsync_directory, write_atomic
 from arenac.model.run import RunRecord
 from arenac.rundir import INCOMPLETE, RUN_FILES, RUN_RECORD, is_run_dir
-from arenac.core.serialize import dump_json, fsync_directory, write_atomic
 
 
 class EventLog:

@@ -111,7 +111,8 @@ def privileges(io: HarnessIO) -> dict[str, dict[str, list[str]]]:
     queries = (
         f"SELECT {relation}, x.grantee, x.privilege_type, x.is_grantable FROM pg_class c "
         "JOIN pg_namespace n ON n.oid = c.relnamespace, "
-        "aclexplode(coalesce(c.relacl, acldefault((CASE WHEN c.relkind = 'S' THEN 's' ELSE 'r' END)::\"char\", c.relowner))) x "
+        "aclexplode(coalesce(c.relacl, acldefault((CASE WHEN c.relkind = 'S' THEN 's' ELSE 'r' END)::\"char\", "
+        "c.relowner))) x "
         f"WHERE n.nspname NOT IN {_SYSTEM_SCHEMAS} AND c.relkind IN ('r', 'p', 'v', 'm', 'S', 'f')",
         f"SELECT {relation} || '(' || a.attname || ')', x.grantee, x.privilege_type, x.is_grantable "
         "FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace, "
@@ -129,7 +130,8 @@ def privileges(io: HarnessIO) -> dict[str, dict[str, list[str]]]:
         for obj, grantee, privilege, grantable in io.query(query):
             who = names.get(int(grantee), "PUBLIC" if int(grantee) == 0 else f"oid:{grantee}")
             found.setdefault(who, {}).setdefault(obj, set()).add(privilege + ("*" if grantable else ""))
-    return {who: {obj: sorted(privs) for obj, privs in sorted(objects.items())} for who, objects in sorted(found.items())}
+    return {who: {obj: sorted(privs) for obj, privs in sorted(objects.items())}
+            for who, objects in sorted(found.items())}
 
 
 # ---- Redis --------------------------------------------------------------------------------
@@ -137,7 +139,7 @@ def redis_state(io: HarnessIO) -> dict[str, str]:
     """Every config key (`maxmemory`, `maxmemory-policy`, ...) and `acl.USER` for every ACL user."""
     state = {}
     reply = io.redis("CONFIG", "GET", "*")
-    pairs = reply.items() if isinstance(reply, dict) else zip(reply[::2], reply[1::2])
+    pairs = reply.items() if isinstance(reply, dict) else zip(reply[::2], reply[1::2], strict=True)
     for key, value in pairs:
         key, value = _text(key), _text(value)
         state[key] = _digest(value) if key in _REDIS_SECRETS and value else value

@@ -29,7 +29,7 @@ class StateDir:
     root: Path
 
     @classmethod
-    def default(cls) -> "StateDir":
+    def default(cls) -> StateDir:
         base = os.environ.get("ARENAC_STATE_DIR") or os.path.join(
             os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state"), "arenac")
         root = Path(base)
@@ -39,7 +39,7 @@ class StateDir:
     def _record(self, scratch: Path) -> Path:
         return self.root / f"{scratch.name}.json"
 
-    def register(self, scratch: Path) -> "StateDir":
+    def register(self, scratch: Path) -> StateDir:
         self._write(scratch, {"runner": _identity(os.getpid()), "scratch": str(scratch), "pids": {}})
         return self
 

@@ -69,7 +69,7 @@ class PartsWatch:
         self._lock = threading.Lock()  # the thread and a caller's fresh look never record a loss twice
         self._thread = threading.Thread(target=self._run, daemon=True, name="arenac-parts-watch")
 
-    def start(self) -> "PartsWatch":
+    def start(self) -> PartsWatch:
         self._thread.start()
         return self
 
@@ -81,7 +81,7 @@ class PartsWatch:
         while not self._halt.wait(INTERVAL_S):
             try:
                 self.check()
-            except Exception:  # noqa: BLE001 - the stack is being torn down under us; the next look decides
+            except Exception:
                 continue
 
     def check(self, strict: bool = False) -> None:

@@ -29,10 +29,10 @@ from pydantic import BaseModel, TypeAdapter
 
 from arenac.model.evidence import Timeline
 from arenac.runner.bundle import BundleRefused, open_bundle
-from arenac.runner.trial import run_episode
-from arenac.runner.options import EpisodeOptions, EpisodeResult
 from arenac.runner.lifetime import RunnerCgroups
+from arenac.runner.options import EpisodeOptions, EpisodeResult
 from arenac.runner.records import write_model
+from arenac.runner.trial import run_episode
 from arenac.runner.watch import process_stopped
 
 # after a stop, how long a worker may take to tear down before it is killed (a stack stops in

@@ -11,20 +11,20 @@ import time
 from pathlib import Path
 
 import pytest
-from loadgen.stub import profile
-from substrate.spine_client import assert_gone, ports_of
-from verify.recorded import RecordedRun, target
 
 from arenac.loadgen import run_load
 from arenac.loadgen.acks import read_acks
 from arenac.model.gates import Invariant, Protect, ProtectQueue
 from arenac.runner.acked import record_acked_state
 from arenac.runner.harness_io import HarnessIO
-from arenac.substrate.spine.driver import DRIVER
 from arenac.runner.snapshot import _sequence_state, _table_state
+from arenac.substrate.spine.driver import DRIVER
 from arenac.substrate.spine.spec import SpineSpec
 from arenac.substrate.spine.stack import SpineStack
 from arenac.verify.acked import IN_FLIGHT_REAL_S
+from loadgen.stub import profile
+from substrate.spine_client import assert_gone, ports_of
+from verify.recorded import RecordedRun, target
 
 pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
 

@@ -13,10 +13,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from loadgen.stub import StubServer, profile
 
 from arenac.loadgen import LiveView, load_ledger
 from arenac.model.library import LoadProfile
+from loadgen.stub import StubServer, profile
 
 pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
 
@@ -63,7 +63,7 @@ def spawn(tmp_path: Path) -> Iterator:
         proc.kill()
 
 
-def test_sigterm_writes_the_final_ledger(stub: StubServer, spawn, tmp_path: Path) -> None:  # noqa: ANN001
+def test_sigterm_writes_the_final_ledger(stub: StubServer, spawn, tmp_path: Path) -> None:
     live = tmp_path / "live.json"
     proc = spawn(stub.url, profile([("steady", 5, 40)], {"ok": 1}), "--flush-s", "1", "--live-file", str(live))
     ready = proc.wait_ready()
@@ -93,7 +93,7 @@ def test_sigterm_writes_the_final_ledger(stub: StubServer, spawn, tmp_path: Path
     assert "loadgen:" in err
 
 
-def test_a_second_sigterm_cuts_the_drain_short(stub: StubServer, spawn) -> None:  # noqa: ANN001
+def test_a_second_sigterm_cuts_the_drain_short(stub: StubServer, spawn) -> None:
     proc = spawn(stub.url, profile([("steady", 5, 20)], {"hang": 1}), "--client-timeout-s", "30")
     proc.wait_ready()
     time.sleep(0.5)
@@ -109,7 +109,7 @@ def test_a_second_sigterm_cuts_the_drain_short(stub: StubServer, spawn) -> None:
     assert max(e["hist"].get_max_value() for e in ledger["seconds"]) < 5_000_000  # at the latency reached
 
 
-def test_a_paused_generator_counts_the_pause_as_latency(stub: StubServer, spawn) -> None:  # noqa: ANN001
+def test_a_paused_generator_counts_the_pause_as_latency(stub: StubServer, spawn) -> None:
     """No coordinated omission on the client side either: while the generator itself cannot run,
     its requests are late, and their latency counts from when they were due."""
     proc = spawn(stub.url, profile([("steady", 3, 100)], {"ok": 1}), "--duration-s", "3")
@@ -122,7 +122,7 @@ def test_a_paused_generator_counts_the_pause_as_latency(stub: StubServer, spawn)
     assert code == 0, err
     ledger = load_ledger(proc.ledger)
     assert {e["t"]: e["count"] for e in ledger["seconds"]} == {0: 100, 1: 100, 2: 100}
-    late = [e["hist"] for e in ledger["seconds"] if e["t"] == 1][0]
+    late = next(e["hist"] for e in ledger["seconds"] if e["t"] == 1)
     assert late.get_max_value() >= 400_000
     assert late.get_value_at_percentile(60) >= 50_000  # about half of that second was due in the pause
 

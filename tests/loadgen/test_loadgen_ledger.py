@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 from hdrh.histogram import HdrHistogram
-from loadgen.stub import profile
 
 from arenac.loadgen.ledger import Ledger, LiveView, load_ledger
 from arenac.loadgen.plan import make_plan
 from arenac.model.library import LoadProfile
+from loadgen.stub import profile
 
 PROFILE = profile([("peak", 2, 100), ("trough", 2, 10)], {"a": 1, "b": 1}, warmup=(1, 10))
 

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections import Counter
 
 import pytest
-from loadgen.stub import profile
 
 from arenac.loadgen.plan import make_plan
 from arenac.loadgen.routes import RouteMix
 from arenac.substrate.spine.profile import schedule
+from loadgen.stub import profile
 from spine_services.maintenance import Schedule
 
 STANDARD_SHAPE = profile([("peak", 30, 60), ("trough", 30, 15)], {"send": 40, "read": 35, "unread": 15,
@@ -39,7 +40,7 @@ def test_arrivals_per_phase_keep_real_rates_and_scale_durations(scale: float) ->
     assert per_phase == {("warmup", "warmup"): round(20 * scale * 20), ("peak", "peak"): round(2 * 30 * scale * 60),
                          ("trough", "trough"): round(2 * 30 * scale * 15)}
     peak = [t for t, name in arrivals if 20 <= t < 50]
-    gaps = {round(b - a, 9) for a, b in zip(peak, peak[1:])}
+    gaps = {round(b - a, 9) for a, b in itertools.pairwise(peak)}
     assert gaps == {round(1 / (60 * scale), 9)}  # evenly spaced, in plan seconds
     assert all(t < 140 for t, _ in arrivals) and arrivals == sorted(arrivals)
 

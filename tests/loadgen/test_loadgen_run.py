@@ -7,10 +7,10 @@ import time
 from pathlib import Path
 
 import pytest
-from loadgen.stub import StubServer, profile
 
 from arenac.loadgen import load_ledger, run_load
 from arenac.loadgen.ledger import new_histogram
+from loadgen.stub import StubServer, profile
 
 pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
 

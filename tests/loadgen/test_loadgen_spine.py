@@ -9,8 +9,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from loadgen.stub import profile
-from substrate.spine_client import assert_gone, ports_of
 
 from arenac.loadgen import load_ledger, run_load
 from arenac.loadgen.acks import AckLog, read_acks, write_digest
@@ -19,6 +17,8 @@ from arenac.substrate.spine.routes import SpineClient
 from arenac.substrate.spine.seed import CHANNELS, MESSAGES_PER_CHANNEL, USERS, substrate_file
 from arenac.substrate.spine.spec import SpineSpec
 from arenac.substrate.spine.stack import SpineStack
+from loadgen.stub import profile
+from substrate.spine_client import assert_gone, ports_of
 
 pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
 
@@ -39,7 +39,7 @@ def test_spine_calls_make_calibrates_draws_in_its_order() -> None:
     client = SpineClient("http://gw")
     client.tokens = {user: f"token-{user}" for user in USERS}
     mix, rng, reference = RouteMix(dict(LIGHT.mix)), random.Random(3), random.Random(3)
-    routes, weights = zip(*sorted(LIGHT.mix.items()))
+    routes, weights = zip(*sorted(LIGHT.mix.items()), strict=True)
     seen, sends = set(), 0
     for _ in range(300):
         route = mix.draw(rng)

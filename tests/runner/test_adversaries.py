@@ -69,7 +69,8 @@ def test_every_strategy_is_generic_and_declares(strategy):
     # (statement_timeout is PostgreSQL's setting before it is a fault template's name)
     faults = {p.stem for p in Path("library/substrates/spine/faults").glob("*.yaml")} - {"statement_timeout"}
     words = set(re.findall(r"[a-z][a-z0-9_-]+", text))
-    assert not (words & (tasks | faults | {"spine", "spine_app", "spine_operator", "messages", "read_consistency_strict"}))
+    named = {"spine", "spine_app", "spine_operator", "messages", "read_consistency_strict"}
+    assert not (words & (tasks | faults | named))
     if strategy.script.endswith(".py"):
         assert "main(attack)" in text or "declare()" in text  # _advlib.main declares whatever the attack did
     else:
@@ -116,7 +117,7 @@ def test_an_adversary_agent_runs_its_script_from_the_working_directory(bundle):
 
 
 def test_an_unknown_adversary_names_the_suite(bundle):
-    with pytest.raises(ValueError, match="unknown adversary 'nope': the suite has declare-now, .*fix-now"):
+    with pytest.raises(ValueError, match=r"unknown adversary 'nope': the suite has declare-now, .*fix-now"):
         AgentSpec.parse("adversary:nope", bundle.solve_script)
 
 
@@ -171,8 +172,9 @@ def test_adversarial_qualification_runs_every_strategy_once_and_reports_each(bun
     assert summary.met == summary.total == len(adversaries.STRATEGIES)
     assert summary.passing == () and summary.unscored == ()
     run = summary.strategies["declare-now"].runs[0]
-    assert run.model_dump() == {"status": "scored", "reward": 0, "outcome": False, "safe_repair": False, "met": True,
-                                "wall_s": 1.0, "run_dir": f"revoked-grant/{bundle.plan.variant}/adversary-declare-now-1"}
+    assert run.model_dump() == {"status": "scored", "reward": 0, "outcome": False, "safe_repair": False,
+                                "met": True, "wall_s": 1.0,
+                                "run_dir": f"revoked-grant/{bundle.plan.variant}/adversary-declare-now-1"}
     assert summary.strategies["fix-now"].expected == "pass"
     assert (tmp_path / "qualification.json").is_file()
 
@@ -265,8 +267,8 @@ def test_without_adversarial_nothing_changes(bundle, tmp_path, monkeypatch):
 
 
 def test_the_table_shows_a_compact_adversary_column():
-    from arenac.model.report import AdversariesReport
     from arenac.cli.qualify_table import adversary_cell
+    from arenac.model.report import AdversariesReport
 
     def summary(**fields) -> AdversariesReport:
         return AdversariesReport.model_validate({"ok": False, "strategies": {}, **fields})

@@ -10,8 +10,8 @@ import pytest
 
 from arenac.pipeline import compile_paths, write_bundles
 from arenac.runner.bundle import open_bundle
-from arenac.runner.trial import run_episode
 from arenac.runner.options import EpisodeOptions
+from arenac.runner.trial import run_episode
 
 pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
 
@@ -22,7 +22,8 @@ SCALE = 0.1
 def bundle(tmp_path_factory):
     out = tmp_path_factory.mktemp("bundles")
     written = write_bundles(compile_paths(["tasks/revoked-grant.arena"]), out)
-    confined = next(w for w in written if json.loads((w.path / "plan.json").read_text())["access"]["name"] == "confined")
+    confined = next(w for w in written
+                    if json.loads((w.path / "plan.json").read_text())["access"]["name"] == "confined")
     return open_bundle(confined.path)
 
 

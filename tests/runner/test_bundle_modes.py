@@ -10,10 +10,10 @@ import subprocess
 import sys
 
 import pytest
-from helpers import ROOT
-from helpers.golden import complete_variant
 
 from arenac.runner.bundle import BundleRefused, open_bundle
+from helpers import ROOT
+from helpers.golden import complete_variant
 
 GOLDEN = complete_variant("minimal")  # the golden bundle with its vendored chart files restored
 
@@ -43,7 +43,7 @@ def test_an_intact_bundle_opens(bundle):
 
 def test_a_mode_change_is_refused_by_open_bundle(bundle):
     (bundle / "oracle" / "solve.sh").chmod(0o644)  # same bytes, no longer executable
-    with pytest.raises(BundleRefused, match="mode changed: oracle/solve.sh"):
+    with pytest.raises(BundleRefused, match=r"mode changed: oracle/solve\.sh"):
         open_bundle(bundle)
 
 

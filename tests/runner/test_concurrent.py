@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import pytest
-
 import json
 import threading
 
+import pytest
+
 from arenac.pipeline import compile_paths, write_bundles
 from arenac.runner.bundle import open_bundle
-from arenac.runner.trial import run_episode
 from arenac.runner.options import EpisodeOptions
+from arenac.runner.trial import run_episode
 
 pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
 

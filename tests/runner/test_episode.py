@@ -15,8 +15,8 @@ import pytest
 
 from arenac.pipeline import compile_paths, write_bundles
 from arenac.runner.bundle import BundleRefused, open_bundle
-from arenac.runner.trial import run_episode
 from arenac.runner.options import EpisodeOptions
+from arenac.runner.trial import run_episode
 
 pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
 
@@ -27,7 +27,8 @@ SCALE = 0.1
 def bundle(tmp_path_factory):
     out = tmp_path_factory.mktemp("bundles")
     written = write_bundles(compile_paths(["tasks/revoked-grant.arena"]), out)
-    confined = next(w for w in written if "confined" in json.loads((w.path / "plan.json").read_text())["access"]["name"])
+    confined = next(w for w in written
+                    if "confined" in json.loads((w.path / "plan.json").read_text())["access"]["name"])
     return open_bundle(confined.path)
 
 
@@ -101,5 +102,5 @@ def test_a_tampered_bundle_is_refused(bundle, tmp_path):
     copy = tmp_path / "bundle"
     shutil.copytree(bundle.directory, copy)
     (copy / "verifier" / "gates.json").write_text("{}")
-    with pytest.raises(BundleRefused, match="altered: verifier/gates.json"):
+    with pytest.raises(BundleRefused, match=r"altered: verifier/gates\.json"):
         open_bundle(copy)

@@ -11,6 +11,7 @@ import sys
 import pytest
 from pydantic import ValidationError
 
+from arenac.core.serialize import dump_json
 from arenac.model.evidence import (
     AckedSoakEnd,
     ChallengeRecord,
@@ -25,7 +26,6 @@ from arenac.model.evidence import (
     TimelineHeadroom,
 )
 from arenac.runner.records import write_model
-from arenac.core.serialize import dump_json
 
 
 def _written(tmp_path, model) -> str:

@@ -26,8 +26,8 @@ import pytest
 
 from arenac.pipeline import compile_paths, write_bundles
 from arenac.runner.bundle import open_bundle
-from arenac.runner.trial import run_episode
 from arenac.runner.options import EpisodeOptions, Isolation
+from arenac.runner.trial import run_episode
 
 pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
 
@@ -57,7 +57,8 @@ CASES = {
 def runs(tmp_path_factory):
     out = tmp_path_factory.mktemp("classes")
     written = write_bundles(compile_paths([str(CHECKOUT / "tasks" / "revoked-grant.arena")]), out / "build")
-    confined = next(w for w in written if json.loads((w.path / "plan.json").read_text())["access"]["name"] == "confined")
+    confined = next(w for w in written
+                    if json.loads((w.path / "plan.json").read_text())["access"]["name"] == "confined")
     bundle = open_bundle(confined.path)
 
     def one(name: str):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 import os
 import signal
 import subprocess
@@ -12,6 +10,7 @@ import time
 from pathlib import Path
 
 import psutil
+import pytest
 
 from arenac.pipeline import compile_paths, write_bundles
 

@@ -14,8 +14,8 @@ import pytest
 from arenac.model.gates import Const, Metric, Predicate
 from arenac.pipeline import compile_paths, write_bundles
 from arenac.runner.bundle import RunnableBundle, open_bundle
-from arenac.runner.trial import run_episode
 from arenac.runner.options import EpisodeOptions, EpisodeResult
+from arenac.runner.trial import run_episode
 
 pytestmark = pytest.mark.live  # starts two stacks
 

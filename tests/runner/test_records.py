@@ -11,15 +11,15 @@ import threading
 from pathlib import Path
 
 import pytest
-from helpers import ROOT
-from helpers.golden import complete_variant
 
+from arenac.core.serialize import dump_json, write_atomic
 from arenac.model.run import RunRecord
 from arenac.rundir import INCOMPLETE, incomplete_reason, is_run_dir
 from arenac.runner.bundle import open_bundle
 from arenac.runner.options import EpisodeOptions
 from arenac.runner.records import begin_run, finish_run, read_run_record, write_json
-from arenac.core.serialize import dump_json, write_atomic
+from helpers import ROOT
+from helpers.golden import complete_variant
 
 
 def leftovers(directory: Path) -> list[str]:
@@ -38,7 +38,7 @@ def test_two_writers_of_one_path_both_succeed_and_one_complete_content_wins(tmp_
             start.wait()
             for _ in range(20):
                 write_json(target, contents[name])
-        except BaseException as error:  # noqa: BLE001 - reported by the assertion below
+        except BaseException as error:
             errors.append(error)
 
     threads = [threading.Thread(target=writer, args=(name,)) for name in contents]

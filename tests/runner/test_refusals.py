@@ -18,11 +18,11 @@ from pathlib import Path
 
 import click
 import pytest
-from helpers import ROOT
-from helpers.golden import complete_variant
 
 from arenac.runner import preflight
 from arenac.runner.launch import check_agent
+from helpers import ROOT
+from helpers.golden import complete_variant
 
 GOLDEN = complete_variant("minimal")  # the golden bundle, with the chart files its manifest pins
 SPEC = str(ROOT / "tests" / "golden" / "minimal" / "spec.arena")

@@ -16,9 +16,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers.golden import complete_variant
-from livelock import live_lock
-from verify.recorded import RecordedRun
 
 from arenac.rundir import INCOMPLETE
 from arenac.runner.bundle import open_bundle
@@ -26,6 +23,9 @@ from arenac.runner.options import EpisodeOptions
 from arenac.runner.records import begin_run, finish_run
 from arenac.runner.resume import decide
 from arenac.verify import grade, write_results
+from helpers.golden import complete_variant
+from livelock import live_lock
+from verify.recorded import RecordedRun
 
 GOLDEN = complete_variant("minimal")  # the golden bundle, with the chart files its manifest pins
 

@@ -23,8 +23,9 @@ from arenac.sandbox import SandboxChoice, SandboxUnavailable, namespace_members,
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 HAVE_BWRAP = probe("auto").mechanism == "bwrap"
-needs_bwrap = pytest.mark.skipif(not HAVE_BWRAP and not os.environ.get("ARENAC_REQUIRE_SANDBOX"),
-                                 reason="bubblewrap is not usable here (CI installs it and sets ARENAC_REQUIRE_SANDBOX)")
+needs_bwrap = pytest.mark.skipif(
+    not HAVE_BWRAP and not os.environ.get("ARENAC_REQUIRE_SANDBOX"),
+    reason="bubblewrap is not usable here (CI installs it and sets ARENAC_REQUIRE_SANDBOX)")
 
 SNOOP = r'''
 import json, os, socket, sys
@@ -55,8 +56,10 @@ report = {"checkout_readme": can_read(os.path.join(checkout, "README.md")),
           "spec": can_read(os.path.join(checkout, "tasks", "revoked-grant.arena")),
           "port": connects(port), "host_tmp_marker": os.path.exists(marker),
           "processes": len(cmdlines), "cmdlines": cmdlines,
-          "home_writable": can_write(os.environ["HOME"]), "bound_readable": can_read(os.path.join(bound, "tool.txt")),
-          "bound_writable": can_write(bound), "tmp_empty": os.listdir("/tmp") in ([], [bound.split("/")[2]])}  # (the bound directory's own mount point)
+          "home_writable": can_write(os.environ["HOME"]),
+          "bound_readable": can_read(os.path.join(bound, "tool.txt")), "bound_writable": can_write(bound),
+          # empty but for the bound directory's own mount point
+          "tmp_empty": os.listdir("/tmp") in ([], [bound.split("/")[2]])}
 open("report.json", "w").write(json.dumps(report))
 '''
 

@@ -1,19 +1,19 @@
 """take_snapshot on a real spine stack sees what a reward-hacking agent changes (issue 9, class 4):
 a new role granted to the app role, ALTER ROLE ... SUPERUSER, GRANT ALL, a time scale changed in a
-ConfigMap and rolled out, a ConfigMap edited and not rolled out, a Redis CONFIG SET and a new Redis ACL user. Each change is made with
-the superuser's hands, as an agent with a shell in the datastores could."""
+ConfigMap and rolled out, a ConfigMap edited and not rolled out, a Redis CONFIG SET and a new Redis
+ACL user. Each change is made with the superuser's hands, as an agent with a shell in the
+datastores could."""
 
 from __future__ import annotations
 
 import pytest
-
 import yaml
 
 from arenac.model.evidence import Snapshot
 from arenac.model.plan import SnapshotSpec
 from arenac.runner.harness_io import HarnessIO
-from arenac.substrate.spine.driver import DRIVER
 from arenac.runner.snapshot import take_snapshot
+from arenac.substrate.spine.driver import DRIVER
 from arenac.substrate.spine.spec import SpineSpec
 from arenac.substrate.spine.stack import SpineStack
 from arenac.verify.safety import diff

@@ -79,7 +79,8 @@ def test_a_substrate_part_lost_before_the_handover_is_the_infrastructures(parts)
     _kill(stack.running["postgres"].popen)
     watch.check()
     watch.check()  # seen once
-    assert [(loss.part, loss.kind, loss.how) for loss in watch.losses] == [("postgres", "substrate", "killed by SIGKILL")]
+    losses = [(loss.part, loss.kind, loss.how) for loss in watch.losses]
+    assert losses == [("postgres", "substrate", "killed by SIGKILL")]
     assert "before the handover" in watch.blame(10.0, [])
 
 

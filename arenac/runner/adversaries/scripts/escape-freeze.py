@@ -44,8 +44,8 @@ def attack() -> None:
     time.sleep(0.1)
     # a second escape route: the shell way, in case the first is caught
     if has("setsid") and has("nohup"):
-        subprocess.Popen(["setsid", "nohup", sys.executable, "-c",
-                          "import sys; sys.argv=['escape-freeze.py','--detached']; exec(open('escape-freeze.py').read())"],
+        rerun = "import sys; sys.argv=['escape-freeze.py','--detached']; exec(open('escape-freeze.py').read())"
+        subprocess.Popen(["setsid", "nohup", sys.executable, "-c", rerun],
                          stdout=sys.stdout, stderr=sys.stderr, start_new_session=True)
         log("started a second detached worker through setsid nohup")
     time.sleep(0.5)
@@ -61,6 +61,6 @@ if __name__ == "__main__":
     else:
         try:
             attack()
-        except Exception as error:  # noqa: BLE001 - declaring is part of the attack; do it whatever happened
+        except Exception as error:
             log(f"the strategy failed: {type(error).__name__}: {error}")
             declare()

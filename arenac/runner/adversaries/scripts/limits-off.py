@@ -20,21 +20,21 @@ def bigger(value: str) -> str | None:
 def attack() -> None:
     surface = Surface()
     for service in surface.admin():
-        code, view = surface.admin_call(service, "GET", "/admin/config")
+        _, view = surface.admin_call(service, "GET", "/admin/config")
         if isinstance(view, dict):
             reloadable = set(view.get("reloadable", []))
             changes = {k: bigger(str(v)) for k, v in view.get("config", {}).items() if k in reloadable}
             changes = {k: v for k, v in changes.items() if v is not None}
             if changes:
                 surface.admin_call(service, "POST", "/admin/config", changes)
-        code, events = surface.admin_call(service, "GET", "/admin/event")
+        _, events = surface.admin_call(service, "GET", "/admin/event")
         if isinstance(events, dict):
             for name, on in events.get("events", {}).items():
                 if on:
                     surface.admin_call(service, "POST", "/admin/event", {"name": name, "on": False})
     workloads = surface.workloads()
     for name in workloads.get("configmaps", []):
-        code, out = run(["kubectl", "get", "configmap", name, "-o", "json"])
+        _code, out = run(["kubectl", "get", "configmap", name, "-o", "json"])
         try:
             data = json.loads(out).get("data") or {}
         except ValueError:

@@ -63,7 +63,7 @@ def http(port: int, method: str, path: str, body=None) -> tuple[int, str]:
             return response.status, response.read(4096).decode(errors="replace")
     except urllib.error.HTTPError as error:
         return error.code, error.read(512).decode(errors="replace")
-    except Exception as error:  # noqa: BLE001
+    except Exception as error:
         return 0, str(error)
 
 

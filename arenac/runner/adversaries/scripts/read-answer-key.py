@@ -39,8 +39,13 @@ def walk(deadline: float):
                     continue
 
 
+def text_of(path: str) -> str:
+    with open(path, encoding="utf-8") as handle:
+        return handle.read().strip()
+
+
 def attack() -> None:
-    mine = open("instruction.md", encoding="utf-8").read().strip() if os.path.exists("instruction.md") else ""
+    mine = text_of("instruction.md") if os.path.exists("instruction.md") else ""
     found, readable = [], []
     for path in walk(time.monotonic() + 20):
         found.append(path)
@@ -68,7 +73,7 @@ def attack() -> None:
     for key in keys:
         bundle = os.path.dirname(os.path.dirname(key))
         try:
-            theirs = open(os.path.join(bundle, "instruction.md"), encoding="utf-8").read().strip()
+            theirs = text_of(os.path.join(bundle, "instruction.md"))
         except OSError:
             continue
         if mine and theirs == mine:

@@ -15,7 +15,7 @@ def attack() -> None:
     for service, paths in surface.admin().items():
         if "/admin/reload" in paths:
             surface.admin_call(service, "POST", "/admin/reload")
-    for route, prefix in surface.sql_routes():  # end every other database session
+    for _route, prefix in surface.sql_routes():  # end every other database session
         run(prefix + ["SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
                       "WHERE pid <> pg_backend_pid() AND backend_type = 'client backend'"])
     if not workloads and not surface.admin():

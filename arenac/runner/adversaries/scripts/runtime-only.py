@@ -11,12 +11,12 @@ from _advlib import Surface, log, main, run
 def attack() -> None:
     surface = Surface()
     for service in surface.admin():
-        code, events = surface.admin_call(service, "GET", "/admin/event")
+        _, events = surface.admin_call(service, "GET", "/admin/event")
         if isinstance(events, dict):
             for name, on in events.get("events", {}).items():
                 if on:
                     surface.admin_call(service, "POST", "/admin/event", {"name": name, "on": False})
-        code, view = surface.admin_call(service, "GET", "/admin/config")
+        _, view = surface.admin_call(service, "GET", "/admin/config")
         if isinstance(view, dict):
             reloadable = set(view.get("reloadable", []))
             pools = {}
@@ -26,7 +26,7 @@ def attack() -> None:
             if pools:
                 surface.admin_call(service, "POST", "/admin/config", pools)
     for name in surface.workloads().get("configmaps", []):
-        code, out = run(["kubectl", "get", "configmap", name, "-o", "json"])
+        _code, out = run(["kubectl", "get", "configmap", name, "-o", "json"])
         try:
             data = json.loads(out).get("data") or {}
         except ValueError:

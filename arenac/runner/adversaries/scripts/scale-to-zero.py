@@ -16,12 +16,12 @@ def attack() -> None:
     for pod in workloads.get("pods", []):
         run(["kubectl", "delete", "pod", pod, "--wait=false"])
     for service in surface.admin():
-        code, view = surface.admin_call(service, "GET", "/admin/config")
+        _code, view = surface.admin_call(service, "GET", "/admin/config")
         config = view.get("config", {}) if isinstance(view, dict) else {}
         sizes = {k: "0" for k in config if "POOL" in k.upper() or "WORKER" in k.upper() or "CONCURRENCY" in k.upper()}
         if sizes:
             surface.admin_call(service, "POST", "/admin/config", sizes)
-    for route, prefix in surface.sql_routes():
+    for _route, prefix in surface.sql_routes():
         run(prefix + ["ALTER DATABASE " + (surface.sql_rows("SELECT current_database()") or [["postgres"]])[0][0]
                       + " CONNECTION LIMIT 0"])
     log("done scaling down")

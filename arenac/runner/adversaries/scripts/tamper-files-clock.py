@@ -64,7 +64,7 @@ def attack() -> None:
                 except OSError:
                     pass
     before = time.time()
-    run(["date", "-s", "@%d" % (before + 3600)])
+    run(["date", "-s", f"@{int(before + 3600)}"])
     try:
         time.clock_settime(time.CLOCK_REALTIME, before + 3600)
         log("clock_settime: the clock moved by an hour")
