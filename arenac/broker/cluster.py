@@ -1,6 +1,7 @@
 """LocalCluster: a Kubernetes-shaped view of one running LocalStack, for the brokered `kubectl`.
 
-Contract (one namespace, the trial's; objects named as the chart names them):
+Contract (one namespace, the trial's; objects named as the chart names them, `<release_name>-<component>`
+with the substrate's name as the release name: spine's below):
 - ConfigMap `spine-<svc>-config` is the service's config file (patch/update rewrite the file;
   the process reads it at its next start, as a mounted ConfigMap needs a rollout);
   `spine-redis-config` holds `maxmemory` and `maxmemoryPolicy` of redis.conf (next Redis start);
@@ -41,7 +42,7 @@ from arenac.broker.cluster_probes import http_ok, port_open, process_start
 from arenac.broker.inflight import InFlight
 from arenac.broker.podexec import ExecResult, PodExec, default_exec_user
 from arenac.broker.rbac import DEFAULT_NAMESPACE
-from arenac.broker.workloads import Workload, WorkloadError, apply_template, deployment_object
+from arenac.broker.workloads import Workload, WorkloadError, apply_template, deployment_object, selector
 from arenac.substrate.interface import LocalStack
 
 DATASTORES = ("postgres", "redis")
@@ -56,9 +57,9 @@ def not_found(resource: str, group: str, name: str) -> ClusterError:
     return ClusterError(f'Error from server (NotFound): {qualified} "{name}" not found')
 
 
-def labels(component: str, version: str) -> dict[str, str]:
-    return {"app.kubernetes.io/component": component, "app.kubernetes.io/instance": "spine",
-            "app.kubernetes.io/managed-by": "Helm", "app.kubernetes.io/name": "spine",
+def labels(component: str, version: str, release_name: str) -> dict[str, str]:
+    return {"app.kubernetes.io/component": component, "app.kubernetes.io/instance": release_name,
+            "app.kubernetes.io/managed-by": "Helm", "app.kubernetes.io/name": release_name,
             "app.kubernetes.io/version": version}
 
 
@@ -79,19 +80,22 @@ class LocalCluster:
 
     def __post_init__(self) -> None:
         substrate, images = self.stack.substrate, self.stack.images()
+        self.release_name = substrate.name  # the chart's release: every object is `<release>-<component>`
         self.services: tuple[str, ...] = substrate.services  # the application's: config files, releases
         self.components = (*self.services, *DATASTORES)
         started = [process_start(pid) for pid in self.stack.pids().values()]
         self.created = min([self.created, *started])
+        name = self.release_name
         for component in self.services:
-            release = images.releases[component]
-            self._workloads[component] = Workload(component, "Deployment", f"{images.repository}:{release}",
+            version = images.releases[component]
+            self._workloads[component] = Workload(component, "Deployment", f"{images.repository}:{version}", name,
                                                   created=self.created)
-            self.stack.set_service_image(component, release)  # what the image carries
-        self._workloads["redis"] = Workload("redis", "Deployment", images.datastores["redis"], created=self.created)
-        self._workloads["postgres"] = Workload("postgres", "StatefulSet", images.datastores["postgres"],
+            self.stack.set_service_image(component, version)  # what the image carries
+        self._workloads["redis"] = Workload("redis", "Deployment", images.datastores["redis"], name,
+                                            created=self.created)
+        self._workloads["postgres"] = Workload("postgres", "StatefulSet", images.datastores["postgres"], name,
                                                created=self.created)
-        self.pod_exec = PodExec(self.namespace, self.services, substrate.postgres_bin, self.exec_user,
+        self.pod_exec = PodExec(self.namespace, substrate, self.exec_user,
                                 audit=self._audit, inflight=self.inflight)
 
     def _audit(self, tool: str, argv: list[str], allowed: bool, reason: str) -> None:
@@ -112,8 +116,8 @@ class LocalCluster:
 
     def workload_object(self, w: Workload) -> dict[str, Any]:
         ready = self._ready(w.component)
-        return deployment_object(w, self.namespace, labels(w.component, w.chart_version), ready=ready,
-                                 created=timestamp(w.created))
+        return deployment_object(w, self.namespace, labels(w.component, w.chart_version, self.release_name),
+                                 ready=ready, created=timestamp(w.created))
 
     def change_workload(self, w: Workload, current: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
         """Apply an edited workload object (`current` after a patch or edit); True when it rolled out."""
@@ -196,8 +200,8 @@ class LocalCluster:
     # -- pods --------------------------------------------------------------------------------
     def pod_name(self, component: str) -> str:
         if component == "postgres":
-            return "spine-postgres-0"
-        return f"spine-{component}-{self.stack.pids().get(component, 0)}"
+            return f"{self.release_name}-postgres-0"
+        return f"{self.release_name}-{component}-{self.stack.pids().get(component, 0)}"
 
     def pod_component(self, name: str) -> str:
         for component in self.components:
@@ -216,7 +220,7 @@ class LocalCluster:
         started = process_start(pid) if alive else self.created
         state: dict[str, Any] = ({"running": {"startedAt": timestamp(started)}} if alive else
                                  {"waiting": {"reason": "CrashLoopBackOff", "message": w.failure}})
-        pod_labels = labels(component, w.chart_version)
+        pod_labels = labels(component, w.chart_version, self.release_name)
         if w.kind == "Deployment":
             pod_labels["pod-template-hash"] = self._template_hash(w)
         return {
@@ -273,7 +277,7 @@ class LocalCluster:
 
     # -- config maps -------------------------------------------------------------------------
     def configmap_names(self) -> list[str]:
-        return [f"spine-{component}-config" for component in self.components]
+        return [f"{self.release_name}-{component}-config" for component in self.components]
 
     def configmap_data(self, name: str) -> dict[str, str]:
         component = self._configmap_component(name)
@@ -291,7 +295,7 @@ class LocalCluster:
         component = self._configmap_component(name)
         return {"apiVersion": "v1", "kind": "ConfigMap",
                 "metadata": {"name": name, "namespace": self.namespace,
-                             "labels": labels(component, self._workloads[component].chart_version),
+                             "labels": labels(component, self._workloads[component].chart_version, self.release_name),
                              "resourceVersion": str(1000 + self._versions.get(name, 0)),
                              "creationTimestamp": timestamp(self.created)},
                 "data": self.configmap_data(name)}
@@ -319,7 +323,7 @@ class LocalCluster:
 
     def _configmap_component(self, name: str) -> str:
         for component in self.components:
-            if name == f"spine-{component}-config":
+            if name == f"{self.release_name}-{component}-config":
                 return component
         raise not_found("configmaps", "", name)
 
@@ -329,7 +333,7 @@ class LocalCluster:
     def _write_redis_conf(self, data: Mapping[str, str]) -> None:
         unknown = sorted(set(data) - {"maxmemory", "maxmemoryPolicy"})
         if unknown:
-            raise ClusterError(f"error: spine-redis-config: unknown key(s) {', '.join(unknown)} "
+            raise ClusterError(f"error: {self.release_name}-redis-config: unknown key(s) {', '.join(unknown)} "
                                "(the chart reads maxmemory and maxmemoryPolicy)")
         path = self._redis_conf()
         settings = {"maxmemory": data.get("maxmemory", ""), "maxmemory-policy": data.get("maxmemoryPolicy", "")}
@@ -369,18 +373,18 @@ class LocalCluster:
         port, port_name = (5432, "postgres") if component == "postgres" else (6379, "redis") if component == "redis" \
             else (8080, "http")
         return {"apiVersion": "v1", "kind": "Service",
-                "metadata": {"name": f"spine-{component}", "namespace": self.namespace,
-                             "labels": labels(component, self._workloads[component].chart_version),
+                "metadata": {"name": f"{self.release_name}-{component}", "namespace": self.namespace,
+                             "labels": labels(component, self._workloads[component].chart_version, self.release_name),
                              "creationTimestamp": timestamp(self.created)},
                 "spec": {"type": "ClusterIP", "clusterIP": f"10.96.0.{10 + self.components.index(component)}",
                          "ports": [{"name": port_name, "port": port, "protocol": "TCP", "targetPort": port_name}],
-                         "selector": {"app.kubernetes.io/component": component, "app.kubernetes.io/name": "spine"}}}
+                         "selector": selector(component, self.release_name)}}
 
     def replicaset_object(self, w: Workload) -> dict[str, Any]:
         ready = 1 if self._ready(w.component) and not w.failure else 0
         return {"apiVersion": "apps/v1", "kind": "ReplicaSet",
                 "metadata": {"name": self.replicaset_name(w), "namespace": self.namespace,
-                             "labels": {**labels(w.component, w.chart_version),
+                             "labels": {**labels(w.component, w.chart_version, self.release_name),
                                         "pod-template-hash": self._template_hash(w)},
                              "creationTimestamp": timestamp(w.created),
                              "annotations": {"deployment.kubernetes.io/revision": str(w.revision)},

@@ -9,17 +9,18 @@ Contract:
   clients, nothing of the checkout, the bundle or the run directory, and only its own processes
   (a PID namespace that ends with it); the network is the machine's.
 - It sees the container's view of the network: `127.0.0.1:8080`, `localhost:8080` and the
-  Service names (`spine-message:8080`, `spine-postgres:5432`, `spine-redis:6379`, also with
-  `.<namespace>` / `.svc.cluster.local` suffixes) are rewritten in every argument to the real
-  loopback ports, so `curl http://127.0.0.1:8080/admin/config` inside `spine-message` reaches
+  Service names, `<release_name>-<component>` (`spine-message:8080`, `spine-postgres:5432`,
+  `spine-redis:6379`, also with `.<namespace>` / `.svc.cluster.local` suffixes) are rewritten in
+  every argument to the real loopback ports, so `curl http://127.0.0.1:8080/admin/config` inside `spine-message` reaches
   the message service.
 - It is handed no credential of the harness or of the services. In a service pod the pod's own
   address (`127.0.0.1:8080`, `localhost:8080`, `spine-<service>:8080`) leads to an `AdminProxy`
   that adds the admin credential to `/admin/*` calls (the exec surface grants the service's
   admin API), and each such call is reported to `audit`; other services' addresses lead to their
   real ports, whose admin APIs answer 401. In the postgres pod `psql` works as in the image
-  (PGHOST/PGPORT/PGDATABASE, PGUSER=spine_operator and a password file for `EXEC_DB_ROLES` only:
-  never a superuser, never the application's role). In the redis pod `redis-cli` is a shim that
+  (PGHOST/PGPORT/PGDATABASE: the substrate's database; PGUSER and a password file for the
+  substrate's `exec_db_roles` only, spine's spine_operator and spine_readonly: never a superuser,
+  never the application's role). In the redis pod `redis-cli` is a shim that
   talks to a `RedisGate` on a Unix socket in the exec's own directory, which logs in as the ACL
   user `agent` (its password stays in the broker) and filters every command (see redisgate.py).
 """
@@ -45,13 +46,12 @@ from arenac.broker.adminproxy import AdminProxy
 from arenac.broker.inflight import InFlight, InFlightClosed
 from arenac.broker.redisgate import RedisGate
 from arenac.sandbox import command, encode_args, exec_mount_args, probe
-from arenac.substrate.interface import Endpoints
+from arenac.substrate.interface import Endpoints, SubstrateDriver
 from arenac.substrate.procs import run_as
 
 MAX_OUTPUT = 4 * 1024 * 1024
 DATASTORE_PORTS: dict[str, int] = {"postgres": 5432, "redis": 6379}
 SERVICE_PORT = 8080  # every application service's container port (the chart's)
-EXEC_DB_ROLES = ("spine_operator", "spine_readonly")  # what psql in the postgres pod may log in as
 REDIS_EXEC_USER = "agent"
 # audit(tool, argv, allowed, reason): each admin call or Redis command an exec made
 Audit = Callable[[str, list[str], bool, str], None]
@@ -76,7 +76,7 @@ def container_ports(services: Sequence[str]) -> dict[str, int]:
     return {**{name: SERVICE_PORT for name in services}, **DATASTORE_PORTS}
 
 
-def rewrite_addresses(argv: Sequence[str], component: str, endpoints: Endpoints, namespace: str,
+def rewrite_addresses(argv: Sequence[str], component: str, endpoints: Endpoints, namespace: str, release_name: str,
                       own_port: int | None = None) -> list[str]:
     """The arguments with in-cluster addresses replaced by the stack's loopback ports (the pod's own
     address by `own_port` when given: the exec's admin proxy)."""
@@ -87,8 +87,9 @@ def rewrite_addresses(argv: Sequence[str], component: str, endpoints: Endpoints,
     table: list[tuple[re.Pattern[str], str]] = []
     for name, port in ports.items():
         suffix = rf"(?:\.{re.escape(namespace)}(?:\.svc(?:\.cluster\.local)?)?)?"
-        table.append((re.compile(rf"\bspine-{name}{suffix}:{in_cluster[name]}\b"), f"127.0.0.1:{port}"))
-        table.append((re.compile(rf"(?<=://)spine-{name}{suffix}(?=[/?]|$)"), f"127.0.0.1:{port}"))
+        host = re.escape(f"{release_name}-{name}")
+        table.append((re.compile(rf"\b{host}{suffix}:{in_cluster[name]}\b"), f"127.0.0.1:{port}"))
+        table.append((re.compile(rf"(?<=://){host}{suffix}(?=[/?]|$)"), f"127.0.0.1:{port}"))
     own = in_cluster.get(component)
     if component in ports and own is not None:
         table.append((re.compile(rf"\b(?:127\.0\.0\.1|localhost|0\.0\.0\.0):{own}\b"), f"127.0.0.1:{ports[component]}"))
@@ -101,11 +102,12 @@ def rewrite_addresses(argv: Sequence[str], component: str, endpoints: Endpoints,
 
 
 class PodExec:
-    def __init__(self, namespace: str, services: Sequence[str], postgres_bin: Path, user: str | None = None,
+    def __init__(self, namespace: str, substrate: SubstrateDriver, user: str | None = None,
                  redis_cli: str | None = None, audit: Audit | None = None, inflight: InFlight | None = None) -> None:
         self.namespace = namespace
-        self.services = tuple(services)  # the substrate's application services (the rest are datastores)
-        self.postgres_bin = postgres_bin  # psql & co, on an exec's PATH
+        self.substrate = substrate  # its release (the in-cluster names), database and exec roles
+        self.services = tuple(substrate.services)  # the application services (the rest are datastores)
+        self.postgres_bin = substrate.postgres_bin  # psql & co, on an exec's PATH
         self.user = user
         self.redis_cli = redis_cli or _find_redis_cli()
         self.audit = audit
@@ -132,7 +134,7 @@ class PodExec:
                 gate = self._redis_gate(scratch, endpoints, pod)
                 if gate is not None:
                     closers.append(gate.close)
-            command = rewrite_addresses(argv, component, endpoints, self.namespace, own_port)
+            command = rewrite_addresses(argv, component, endpoints, self.namespace, self.substrate.name, own_port)
             return self._spawn(command, env, scratch, stdin, timeout)
         finally:
             for close in closers:
@@ -167,14 +169,16 @@ class PodExec:
             **extra,
         }
         if component == "postgres":
+            roles = self.substrate.exec_db_roles
             dsn = urlsplit(endpoints.postgres_dsn)
             passfile = scratch / ".pgpass"
             passfile.write_text("".join(
                 f"127.0.0.1:{dsn.port}:*:{role}:{urlsplit(endpoints.postgres[role]).password}\n"
-                for role in EXEC_DB_ROLES if role in endpoints.postgres))
+                for role in roles if role in endpoints.postgres))
             passfile.chmod(0o600)
-            env.update(PGHOST="127.0.0.1", PGPORT=str(dsn.port), PGUSER=EXEC_DB_ROLES[0], PGDATABASE="spine",
-                       PGPASSFILE=str(passfile), POSTGRES_DB="spine")
+            database = self.substrate.database
+            env.update(PGHOST="127.0.0.1", PGPORT=str(dsn.port), PGUSER=roles[0], PGDATABASE=database,
+                       PGPASSFILE=str(passfile), POSTGRES_DB=database)
         if component == "redis" and self.redis_cli:
             shim = bindir / "redis-cli"
             # -s wins over any -h/-p the command line adds; no password: the gate logs in

@@ -156,7 +156,7 @@ class ToolBox:
         dsn = urlsplit(self.cluster.stack.endpoints.postgres[role])
         psql = self.cluster.stack.substrate.postgres_bin / "psql"
         command = [str(psql), "-X", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", str(dsn.port), "-U", role,
-                   "-d", dsn.path.lstrip("/") or "spine", *flags]
+                   "-d", dsn.path.lstrip("/") or self.cluster.stack.substrate.database, *flags]
         for statement in statements:
             command += ["-c", statement]
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PGPASSWORD": dsn.password or "",

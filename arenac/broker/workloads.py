@@ -23,6 +23,7 @@ class Workload:
     component: str
     kind: str  # Deployment | StatefulSet
     image: str  # the template's image
+    release_name: str  # the chart's release (the substrate's name): objects are `<release_name>-<component>`
     created: float = 0.0
     running_image: str = ""  # what the running pod was started from
     env: list[dict[str, str]] = field(default_factory=list)
@@ -40,7 +41,7 @@ class Workload:
 
     @property
     def name(self) -> str:
-        return f"spine-{self.component}"
+        return f"{self.release_name}-{self.component}"
 
     @property
     def container(self) -> str:
@@ -69,8 +70,8 @@ class Workload:
         return changed
 
 
-def selector(component: str) -> dict[str, str]:
-    return {"app.kubernetes.io/component": component, "app.kubernetes.io/name": "spine"}
+def selector(component: str, release_name: str) -> dict[str, str]:
+    return {"app.kubernetes.io/component": component, "app.kubernetes.io/name": release_name}
 
 
 def deployment_object(w: Workload, namespace: str, labels: Mapping[str, str], *, ready: bool,
@@ -86,7 +87,7 @@ def deployment_object(w: Workload, namespace: str, labels: Mapping[str, str], *,
     updated = 0 if w.failure else 1
     available = 1 if ready and not (w.failure and w.running_image == w.image) else 0
     meta_annotations = dict(w.meta_annotations)
-    spec: dict[str, Any] = {"replicas": w.replicas, "selector": {"matchLabels": selector(w.component)},
+    spec: dict[str, Any] = {"replicas": w.replicas, "selector": {"matchLabels": selector(w.component, w.release_name)},
                             "template": template}
     status: dict[str, Any] = {"observedGeneration": w.generation, "replicas": 1, "updatedReplicas": updated,
                               "readyReplicas": available, "availableReplicas": available}

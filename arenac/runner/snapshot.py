@@ -28,7 +28,6 @@ from arenac.runner.harness_io import HarnessIO
 from arenac.substrate.interface import LocalStack
 
 _COUNTERS = ("seq", "last_seq")
-APP_ROLE = "spine_app"
 # Redis config keys whose values are secrets: recorded as digests (a change still shows)
 _REDIS_SECRETS = ("requirepass", "masterauth", "masteruser")
 _SYSTEM_SCHEMAS = "('pg_catalog', 'information_schema', 'pg_toast')"
@@ -53,7 +52,8 @@ def take_snapshot(io: HarnessIO, plan: Plan, t: float, baseline_max_ids: dict[st
     tables = {table: _table_state(io, table, (baseline_max_ids or {}).get(table)) for table in plan.snapshots.tables}
     sequences = {name: _sequence_state(io, name) for name in plan.snapshots.sequences}
     return Snapshot(t=round(t, 3), config=config, configmaps=configmaps(stack) if stack is not None else {},
-                    events=events, release=release, db_settings=db_settings, app_role=APP_ROLE, roles=roles(io),
+                    events=events, release=release, db_settings=db_settings, app_role=io.substrate.app_role,
+                    roles=roles(io),
                     memberships=memberships(io), privileges=privileges(io), redis=redis_state(io), tables=tables,
                     sequences=sequences)
 

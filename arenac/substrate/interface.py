@@ -128,7 +128,18 @@ class SubstrateDriver(Protocol):
     """What arenac knows of one kind of substrate."""
 
     @property
-    def name(self) -> str: ...
+    def name(self) -> str:
+        """The substrate's name, also its chart's release: the chart names each object
+        `<name>-<component>` (`spine-message`, `spine-message-config`)."""
+    @property
+    def database(self) -> str:
+        """The application's PostgreSQL database."""
+    @property
+    def app_role(self) -> str:
+        """The database role the application connects as."""
+    @property
+    def exec_db_roles(self) -> tuple[str, ...]:
+        """The roles psql inside the database pod may log in as (the first is its default)."""
     @property
     def services(self) -> tuple[str, ...]:
         """The application services: each a Deployment with a config file and a release."""

@@ -90,9 +90,14 @@ def test_the_brokers_cluster_view_of_a_second_substrate(toy, tmp_path):
     assert deployments == {"web": "example.org/toy:2.0", "worker": "example.org/toy:2.0", "redis": "valkey:8"}
     assert [(w.component, w.image) for w in cluster.workloads("statefulsets")] == [("postgres", "postgres:17")]
     assert stack.images_set == {"web": "2.0", "worker": "2.0"}  # each service runs as its image would
-    assert cluster.configmap_data("spine-web-config") == {"A": "1"}
-    assert cluster.configmap_data("spine-postgres-config") == {"init.sql": "CREATE TABLE toys (id int);\n"}
-    assert "spine-gateway-config" not in cluster.configmap_names()  # spine's services are not the toy's
+    # every object is named after the toy's release, never spine's
+    assert cluster.configmap_data("toy-web-config") == {"A": "1"}
+    assert cluster.configmap_data("toy-postgres-config") == {"init.sql": "CREATE TABLE toys (id int);\n"}
+    assert not [name for name in cluster.configmap_names() if not name.startswith("toy-")]
+    assert {o["metadata"]["name"] for o in cluster.objects("services")} == {
+        "toy-web", "toy-worker", "toy-postgres", "toy-redis"}
+    assert cluster.workload_object(cluster.workload("deployments", "toy-web"))["spec"]["selector"] == {
+        "matchLabels": {"app.kubernetes.io/component": "web", "app.kubernetes.io/name": "toy"}}
 
 
 def test_the_agents_sandbox_hides_every_substrates_own_code(toy, monkeypatch):

@@ -83,6 +83,9 @@ SERVICES = ("web", "worker")
 
 class ToyDriver:
     name = "toy"
+    database = "toy"
+    app_role = "toy_app"
+    exec_db_roles = ("toy_operator",)
     services = SERVICES
     releases = ("1.0", "2.0")
     seed = SeedData(users=("zoe",), channels=("lobby",), messages_per_channel=0)

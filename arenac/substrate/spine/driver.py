@@ -31,6 +31,9 @@ POSTGRES_INIT = {"10-roles.sql": "roles.sql", "30-schema.sql": "schema.sql", "40
 
 class SpineDriver:
     name = "spine"
+    database = "spine"
+    app_role = "spine_app"
+    exec_db_roles = ("spine_operator", "spine_readonly")  # an operator's and a reader's, never a superuser
     services: tuple[str, ...] = SERVICES
     releases: tuple[str, ...] = tuple(RELEASES)
     seed = SeedData(users=USERS, channels=tuple(name for name, _ in CHANNELS),
