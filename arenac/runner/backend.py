@@ -1,16 +1,16 @@
 """The seam between an episode and the place it runs: the `Backend` protocol.
 
-The episode (episode.py) owns the plan: its clock, onsets and manifestation, the handover, the
-freeze, the soak, the challenges, the evidence and the grade. A backend owns the machinery the plan
-runs on, and nothing of the plan's timing:
+The episode (episode.py, inside the trial of trial.py) owns the plan: its clock, onsets and
+manifestation, the handover, the freeze, the soak, the challenges, the evidence and the grade. A
+backend owns the machinery the plan runs on, and nothing of the plan's timing:
 
 - `provision(healthy)` starts the substrate from the bundle (its faults' chart part applied unless
   `healthy`) and returns the harness's hands on it (`HarnessIO`: snapshots, triggers, admin calls).
 - `pids()` names the substrate's running processes (the local backend's; a cluster's pods).
 - `start_load(evidence, live_file)` starts the load generator, which writes the ledger and the
   acknowledged writes into `evidence`; plan time 0 is its clock's zero.
-- `watch(clock, on_loss)` watches every part the backend started (the load generator's too) (a lost one is the
-  infrastructure's failure unless the agent caused it: watch.py).
+- `watch(clock, on_loss)` watches every part the backend started, the load generator's too (a lost
+  one is the infrastructure's failure unless the agent caused it: watch.py).
 - `open_doors(log, on_declare)` opens the agent's access: the brokered tools, every call logged in
   actions.jsonl beside `log`; `on_declare` is called when the agent declares.
 - `start_agent(spec, log_path)` starts the agent against those doors, isolated as the backend can.

@@ -47,7 +47,7 @@ def _harden(data_dir: Path) -> None:
 
 class LocalBackend:
     """One episode's machinery on this machine; `scratch` is the episode's own directory (removed
-    by the episode after `stop_substrate`)."""
+    by the trial after `stop_substrate`)."""
 
     name = "local"
 
@@ -77,7 +77,7 @@ class LocalBackend:
     def start_load(self, evidence: Path, live_file: Path) -> LoadgenProcess:
         io = self._io()
         self.load = start_loadgen(self.bundle.plan, io.endpoints.gateway, self.time_scale,
-                                           evidence / "ledger.json", self.scratch, live_file=live_file)
+                                  evidence / "ledger.json", self.scratch, live_file=live_file)
         self.state.record_pids(self.scratch, {"loadgen": self.load.pid})
         return self.load
 
