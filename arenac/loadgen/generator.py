@@ -210,7 +210,7 @@ class Generator:
                     if call.on_reply is not None:
                         try:
                             call.on_reply(response.status, body)
-                        except Exception:
+                        except Exception:  # a route client's bookkeeping must not lose the request
                             pass
         except TimeoutError:
             timed_out, kind = True, "timeout"

@@ -44,7 +44,7 @@ Part = TypeVar("Part", MessagesAtSoakEnd, FanoutAtSoakEnd)
 def _guarded(part: Callable[..., Part], *args) -> Part | PartUnreadable:
     try:
         return part(*args)
-    except Exception as error:
+    except Exception as error:  # recorded: the checks that need this part fail
         return PartUnreadable(error=f"{type(error).__name__}: {error}")
 
 

@@ -31,7 +31,7 @@ class BacklogSamples:
                 backlog = int(io.admin("fanout", "GET", "/admin/backlog")["backlog"])
                 self.samples["fanout"].append((round(self.clock.now(), 3), backlog))
                 self.write()
-            except Exception:
+            except Exception:  # a restart window; the gap shows in the samples
                 pass
             if stop.wait(self.clock.real(1.0)):
                 return

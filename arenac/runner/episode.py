@@ -208,7 +208,7 @@ class Episode:
                 ok = True
                 try:
                     self.backend.restart(service)
-                except Exception as error:
+                except Exception as error:  # a failed restart is evidence, not a crash
                     ok = False
                     self.log("restart_failed", service=service, error=str(error))
                 restarts.append(ChallengeRestart(service=service, t=round(clock.now(), 3), ok=ok))
@@ -294,7 +294,7 @@ class Episode:
                     bursts.append(result)
             self.log("harness_action", what=what, ok=True, **({"bursts": bursts} if bursts else {}))
             return True
-        except Exception as error:
+        except Exception as error:  # recorded; the episode goes on
             self.log("harness_action", what=what, ok=False, error=f"{type(error).__name__}: {error}")
             return False
 

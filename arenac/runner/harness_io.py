@@ -143,7 +143,7 @@ class HarnessIO:
             for connection in self._held:
                 try:
                     await connection.close(timeout=5)
-                except Exception:
+                except Exception:  # the substrate may already have killed it
                     pass
             self._held.clear()
 

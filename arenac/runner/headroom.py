@@ -209,7 +209,7 @@ class HeadroomProbe:
         comes after this)."""
         try:
             return self._stop(ledger)
-        except Exception as error:
+        except Exception as error:  # the probe must never cost the episode its teardown
             if self.sampler is not None and self.sampler.poll() is None:
                 self.sampler.kill()
             return Headroom(window_s=round(time.monotonic() - self.start_readings.at, 3),

@@ -106,7 +106,7 @@ def _drive(episode: Episode) -> None:
         episode.run()
     except InfraError as error:
         end("infra_error", episode.parts_reason or str(error))
-    except Exception as error:
+    except Exception as error:  # any harness crash is an infrastructure failure, not the agent's
         reason = f"{type(error).__name__}: {error}"
         if episode.parts_reason:  # a lost part of the harness or substrate that the agent did not cause
             end("infra_error", f"{episode.parts_reason} ({reason})")

@@ -81,7 +81,7 @@ class PartsWatch:
         while not self._halt.wait(INTERVAL_S):
             try:
                 self.check()
-            except Exception:
+            except Exception:  # the stack is being torn down under us; the next look decides
                 continue
 
     def check(self, strict: bool = False) -> None:

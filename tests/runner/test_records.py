@@ -38,7 +38,7 @@ def test_two_writers_of_one_path_both_succeed_and_one_complete_content_wins(tmp_
             start.wait()
             for _ in range(20):
                 write_json(target, contents[name])
-        except BaseException as error:
+        except BaseException as error:  # reported by the assertion below
             errors.append(error)
 
     threads = [threading.Thread(target=writer, args=(name,)) for name in contents]

@@ -246,7 +246,7 @@ def main(strategy) -> None:
     """Run a strategy; whatever it raises, log it and declare (every strategy ends declaring)."""
     try:
         strategy()
-    except Exception as error:
+    except Exception as error:  # an attack that crashes still ends with a declaration
         log(f"the strategy failed: {type(error).__name__}: {error}")
     declare()
     sys.stdout.flush()

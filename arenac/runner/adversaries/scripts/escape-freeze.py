@@ -61,6 +61,6 @@ if __name__ == "__main__":
     else:
         try:
             attack()
-        except Exception as error:
+        except Exception as error:  # declaring is part of the attack; do it whatever happened
             log(f"the strategy failed: {type(error).__name__}: {error}")
             declare()
