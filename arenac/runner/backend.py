@@ -41,26 +41,18 @@ if TYPE_CHECKING:  # types only: a backend's modules are imported by the backend
 
 
 class RunningLoad(Protocol):
-    """The load generator, started."""
+    """The load generator, started: what the plan needs of it (the backend stops it)."""
 
-    @property
-    def pid(self) -> int: ...
     zero: float  # time.monotonic() of the generator's clock zero (plan time 0)
     warmup_end_s: float  # plan seconds: when the first load cycle starts
 
-    def stop(self) -> None: ...
-
 
 class AgentDoors(Protocol):
-    """The agent's access: its tools, served by a broker that logs every call."""
+    """The agent's access, open: the plan closes it at the freeze (the backend stops it)."""
 
-    tools_dir: Path
-
-    @property
-    def socket_dir(self) -> Path: ...
-    def agent_env(self) -> dict[str, str]: ...
-    def close_agent_access(self) -> int: ...
-    def stop(self) -> None: ...
+    def close_agent_access(self) -> int:
+        """Stop answering the agent and end its calls still running; returns how many were."""
+        ...
 
 
 class Backend(Protocol):

@@ -80,7 +80,7 @@ class Episode:
         # replaced, never changed in place, as the clock marks are reached (threads read it: _part_lost)
         self.timeline = timeline
         self.plan = bundle.plan
-        self.faults = list(self.plan.faults) if options is not None and options.inject_faults else []
+        self.faults = list(self.plan.faults) if options.inject_faults else []
         self.started = time.monotonic()
         self.io: HarnessIO | None = None
         self.agent: AgentProcess | None = None
