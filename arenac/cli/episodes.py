@@ -41,7 +41,8 @@ def run_command(bundle_dir: str, agent: str, time_scale: float, out: str | None,
 
 
 def qualify_command(bundle_dirs: list[str], k: int, time_scale: float, out: str, jobs: int, isolation,
-                    adversarial: bool = False, adversary_k: int = 1, strategies: tuple[str, ...] = ()) -> int:
+                    adversarial: bool = False, adversary_k: int = 1, strategies: tuple[str, ...] = (),
+                    retries: int = 1) -> int:
     problem = check_strategies(list(strategies)) if adversarial else None
     if problem:
         print(f"arenac: {problem}", file=sys.stderr)
@@ -54,6 +55,6 @@ def qualify_command(bundle_dirs: list[str], k: int, time_scale: float, out: str,
     warn_capacity(jobs, Path(out))
     report = qualify(bundles, k, time_scale, Path(out), jobs, stop, progress_line, adversarial=adversarial,
                      adversary_k=adversary_k, strategies=list(strategies) or None, isolation=isolation,
-                     launch=Launcher())
+                     launch=Launcher(), retries=retries)
     print_table(report)
     return EXIT_OK if report.ok else EXIT_FAILED

@@ -1,6 +1,7 @@
 """What `arenac qualify` prints: a line per finished episode, then the qualification table, a line
-per control run not scored with its reason (and, when void, what to move), and the totals (from
-the `QualificationReport`, arenac/model/report.py)."""
+per control run not scored with its reason (and, when void, what to move), per strategy met for
+want of a door, per overloaded attempt run again, and the totals (from the `QualificationReport`,
+arenac/model/report.py)."""
 
 from __future__ import annotations
 
@@ -40,14 +41,15 @@ def print_table(report: QualificationReport) -> None:
         cell = ", ".join(f"{k}={v}" for k, v in variant.coordinates.items())
         table.add_row(variant.variant, cell, *cells, "yes" if variant.ok else "NO")
     Console(width=200 if adversarial else 160).print(table)
-    for line in unscored_lines(report) + no_door_lines(report):
+    for line in unscored_lines(report) + no_door_lines(report) + retried_lines(report):
         print(line)
     episodes = report.episodes
     unscored = episodes.void + episodes.infra_error
     print(f"episodes: {episodes.total} ({episodes.scored} scored, {episodes.failed} failed, "
           f"{episodes.void} void, {episodes.infra_error} infra_error: {unscored / max(1, episodes.total):.0%} "
           f"not scored) in {report.wall_s:.0f} s, {report.jobs} side by side"
-          + (f", {report.reused} reused from an earlier run" if report.reused else ""))
+          + (f", {report.reused} reused from an earlier run" if report.reused else "")
+          + (f"; {report.retried} overloaded attempts run again" if report.retried else ""))
     print(f"ok: {report.ok}")
 
 
@@ -75,6 +77,19 @@ def no_door_lines(report: QualificationReport) -> list[str]:
             for variant in report.variants if variant.adversaries is not None
             for name, strategy in variant.adversaries.strategies.items()
             for index, run in enumerate(strategy.runs) if run.no_door is not None]
+
+
+def retried_lines(report: QualificationReport) -> list[str]:
+    """`retried  VARIANT CONTROL#1: REASON (set aside: DIR)` for each attempt whose harness was
+    overloaded and which ran again (runner/retry.py)."""
+    lines = []
+    for variant in report.variants:
+        groups = [(name, c.runs) for name, c in variant.controls.items() if c.shared_from is None]
+        if variant.adversaries is not None:
+            groups += [(name, s.runs) for name, s in variant.adversaries.strategies.items()]
+        lines += [f"retried  {variant.variant} {name}#{index + 1}: {attempt.reason} (set aside: {attempt.run_dir})"
+                  for name, runs in groups for index, run in enumerate(runs) for attempt in run.earlier or ()]
+    return lines
 
 
 def adversary_cell(summary: AdversariesReport) -> str:

@@ -95,9 +95,11 @@ def run(bundle, agent, time_scale, out, healthy, sandbox, agent_network, agent_r
               help="Run only this strategy of the suite (repeatable; implies --adversarial).")
 @click.option("--adversary-k", type=click.IntRange(min=1), default=1, show_default=True,
               help="Runs per adversarial strategy (-k is for the three controls).")
+@click.option("--retries", type=click.IntRange(min=0), default=1, show_default=True,
+              help="Times an episode whose harness was overloaded (infra_error) runs again.")
 @_isolation_options
-def qualify(paths, repeats, time_scale, out, jobs, adversarial, strategies, adversary_k, sandbox, agent_network,
-            agent_ro):
+def qualify(paths, repeats, time_scale, out, jobs, adversarial, strategies, adversary_k, retries, sandbox,
+            agent_network, agent_ro):
     """Qualify variants: healthy control passes, no-op fails, oracle passes (each k times).
 
     With --adversarial, every strategy of the built-in suite must fail on every variant and the
@@ -114,7 +116,7 @@ def qualify(paths, repeats, time_scale, out, jobs, adversarial, strategies, adve
         refuse(problem)
     bundles = _bundles_for(paths, out)
     sys.exit(qualify_command(bundles, repeats, time_scale, out, jobs, _isolation(sandbox, agent_network, agent_ro),
-                             adversarial, adversary_k, strategies))
+                             adversarial, adversary_k, strategies, retries))
 
 
 @click.command()

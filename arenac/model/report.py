@@ -11,7 +11,8 @@ Contract (docs/runner.md, Qualification):
 - `episodes` counts the episodes by status, `reused` those taken from an earlier qualification in
   the same OUT (resume.py). `adversary_k` and each variant's `adversaries` are present only when the
   suite ran; `shared_from` only on a shared control.
-- `run_dir` is relative to OUT.
+- `run_dir` is relative to OUT. A run whose harness was overloaded ran again (runner/retry.py):
+  `earlier` lists the attempts set aside, `retried` counts them (they are not in `episodes`).
 """
 
 from __future__ import annotations
@@ -35,11 +36,19 @@ class EpisodeCounts(Record):
     total: int = 0
 
 
+class SetAsideRun(Record):
+    """An attempt of a run whose harness was overloaded, set aside and run again (runner/retry.py)."""
+
+    run_dir: str  # relative to OUT
+    reason: str
+
+
 class ReportedRun(Record):
     """One episode of a control, as its run directory recorded it; a run not scored (or failed)
-    says why (`reason`, the timeline's void_reason) and a void one what to move (`advice`)."""
+    says why (`reason`, the timeline's void_reason) and a void one what to move (`advice`); a run
+    that took more than one attempt lists the overloaded ones before it (`earlier`)."""
 
-    omitted_when_empty: ClassVar[frozenset[str]] = frozenset({"reason", "advice"})
+    omitted_when_empty: ClassVar[frozenset[str]] = frozenset({"reason", "advice", "earlier"})
 
     status: TrialStatus
     reward: Literal[0, 1]
@@ -49,6 +58,7 @@ class ReportedRun(Record):
     run_dir: str  # relative to OUT
     reason: str | None = None
     advice: str | None = None  # the knob to move (runner/void_advice.py), for a void run
+    earlier: tuple[SetAsideRun, ...] | None = None  # absent when the first attempt was the run
 
 
 class ReportedStrategyRun(ReportedRun):
@@ -100,7 +110,7 @@ class VariantReport(Record):
 
 
 class QualificationReport(Record):
-    omitted_when_empty: ClassVar[frozenset[str]] = frozenset({"adversary_k"})
+    omitted_when_empty: ClassVar[frozenset[str]] = frozenset({"adversary_k", "retried"})
 
     ok: bool
     k: int
@@ -109,5 +119,6 @@ class QualificationReport(Record):
     wall_s: float
     episodes: EpisodeCounts
     reused: int
+    retried: int | None = None  # overloaded attempts set aside and run again (not in `episodes`); absent: none
     adversary_k: int | None = None
     variants: tuple[VariantReport, ...]

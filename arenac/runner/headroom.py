@@ -84,6 +84,8 @@ OWN_LOAD_CORES = 1.0
 # sleepers, so it grows last: 6-26 ms at jobs 1-2, 24-42 ms at 3, 30-65 ms at 4), it is the
 # backstop where the others are missing (no cgroup, a trial that ended before the load started).
 TIMER_P99_LATE_MS = 50.0
+# how the reason of a starved trial begins (retry.py runs such a trial again under qualify)
+OVERLOADED_PREFIX = "harness overloaded: "
 
 
 
@@ -318,7 +320,7 @@ def overloaded(headroom: Headroom) -> str | None:
             and cgroup.pressure_some_share > CGROUP_PRESSURE_SHARE:
         reasons.append(f"the episode's processes waited for a CPU {cgroup.pressure_some_share:.0%} of the time "
                        f"> {CGROUP_PRESSURE_SHARE:.0%}")
-    return "harness overloaded: " + "; ".join(reasons) if reasons else None
+    return OVERLOADED_PREFIX + "; ".join(reasons) if reasons else None
 
 
 def summary(headroom: Headroom) -> TimelineHeadroom:

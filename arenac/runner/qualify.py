@@ -23,6 +23,11 @@ the variant whose runs another's healthy control shares (`shared_from`).
 Qualification resumes: rerun with the same `out`, it reuses every episode whose run directory is
 complete and holds that very episode (resume.py) and runs the others; the report counts the
 reused episodes (`reused`).
+
+An episode whose harness was overloaded (an infra_error `harness overloaded: ...`: it measured the
+machine) runs again, up to `retries` times, a recorded one on resume too (retry.py); each run lists
+the attempts set aside (`earlier`, their run directories kept beside it) and the report counts them
+(`retried`). Any other infra_error or void stands.
 """
 
 from __future__ import annotations
@@ -31,7 +36,6 @@ import hashlib
 import json
 import threading
 import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
@@ -44,11 +48,12 @@ from arenac.model.report import (
     QualificationReport,
     ReportedRun,
     ReportedStrategyRun,
+    SetAsideRun,
     StrategyReport,
     VariantReport,
 )
 from arenac.runner import adversaries as suite
-from arenac.runner import resume
+from arenac.runner import resume, retry
 from arenac.runner.bundle import RunnableBundle
 from arenac.runner.options import EpisodeOptions, EpisodeResult, Isolation
 from arenac.runner.records import write_model
@@ -72,6 +77,7 @@ class ControlRun:  # frozen: cached_property writes the instance's __dict__ dire
     index: int
     result: EpisodeResult
     reused: bool = False  # the result of a complete run directory from an earlier qualification
+    earlier: tuple[retry.SetAside, ...] = ()  # overloaded attempts set aside before this one (retry.py)
 
     @property
     def expected(self) -> str:
@@ -128,7 +134,9 @@ def _reported(run: ControlRun, out: Path) -> ReportedRun:
     return ReportedRun(status=result.status, reward=result.reward, outcome=result.outcome,
                        safe_repair=result.safe_repair, wall_s=result.wall_s,
                        run_dir=result.out.relative_to(out).as_posix(),
-                       reason=(result.reason or None) if result.status != "scored" else None, advice=advice)
+                       reason=(result.reason or None) if result.status != "scored" else None, advice=advice,
+                       earlier=tuple(SetAsideRun(run_dir=a.run_dir.relative_to(out).as_posix(), reason=a.reason)
+                                     for a in run.earlier) or None)
 
 
 def adversary_controls(strategies: list[str] | None = None) -> tuple[tuple[str, str, bool, str], ...]:
@@ -140,10 +148,10 @@ def adversary_controls(strategies: list[str] | None = None) -> tuple[tuple[str, 
 def qualify(bundles: list[RunnableBundle], k: int, time_scale: float, out: Path, jobs: int = 1,
             stop: threading.Event | None = None, on_result=None, adversarial: bool = False,
             adversary_k: int = 1, strategies: list[str] | None = None, isolation: Isolation = DEFAULT_ISOLATION,
-            launch: Callable[[RunnableBundle, EpisodeOptions, threading.Event], EpisodeResult] | None = None
-            ) -> QualificationReport:
+            launch: retry.Launch | None = None, retries: int = 1) -> QualificationReport:
     """Run the controls (and the suite); `launch` runs one episode (in this process by default; the
-    CLI runs each in a worker process of its own, bound to the kernel: worker.py)."""
+    CLI runs each in a worker process of its own, bound to the kernel: worker.py); an episode whose
+    harness was overloaded runs again, up to `retries` times (retry.py)."""
     launch = launch or run_episode  # looked up now, not at import: tests replace run_episode
     stop = stop or threading.Event()
     healthy_of: dict[str, RunnableBundle] = {}  # healthy key -> the bundle whose healthy runs are shared
@@ -160,14 +168,16 @@ def qualify(bundles: list[RunnableBundle], k: int, time_scale: float, out: Path,
             return ControlRun(bundle, name, index, EpisodeResult(run_dir, "infra_error", 0, False, False, 0.0,
                                                                  "interrupted before it started"))
         recorded = resume.recorded_result(run_dir, bundle, agent, inject, time_scale)
-        if recorded is not None:  # this very episode, complete, from an earlier qualification (resume.py)
+        if recorded is not None and not (retries and retry.overloaded(recorded)):
+            # this very episode, complete, from an earlier qualification (resume.py)
             run = ControlRun(bundle, name, index, recorded, reused=True)
             if on_result is not None:
                 on_result(run)
             return run
         options = EpisodeOptions(agent=agent, time_scale=time_scale, out=run_dir, inject_faults=inject,
                                  isolation=isolation)
-        run = ControlRun(bundle, name, index, launch(bundle, options, stop))
+        attempts = retry.run_retrying(launch, bundle, options, stop, retries, first=recorded)
+        run = ControlRun(bundle, name, index, attempts.result, earlier=attempts.earlier)
         if on_result is not None:
             on_result(run)
         return run
@@ -193,6 +203,7 @@ def qualify(bundles: list[RunnableBundle], k: int, time_scale: float, out: Path,
         ok=all(r.satisfied for r in runs), k=k, time_scale=time_scale, jobs=max(1, jobs),
         wall_s=round(time.monotonic() - started, 1), episodes=status_counts(runs),
         reused=sum(1 for r in runs if r.reused),  # episodes not run again (resume.py)
+        retried=sum(len(r.earlier) for r in runs) or None,  # overloaded attempts set aside (retry.py)
         adversary_k=adversary_k if adversarial else None, variants=tuple(variants))
     write_model(out / "qualification.json", report)
     return report

@@ -11,7 +11,7 @@ import pytest
 from arenac.pipeline import compile_paths, write_bundles
 from arenac.runner.bundle import open_bundle
 from arenac.runner.options import EpisodeOptions
-from arenac.runner.trial import run_episode
+from helpers.episodes import run_episode_retrying
 
 pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
 
@@ -29,7 +29,8 @@ def bundle(tmp_path_factory):
 
 def _episode(bundle, tmp_path, name: str):
     before = {p.pid for p in psutil.Process().children(recursive=True)}
-    result = run_episode(bundle, EpisodeOptions(agent=f"adversary:{name}", time_scale=SCALE, out=tmp_path / "run"))
+    options = EpisodeOptions(agent=f"adversary:{name}", time_scale=SCALE, out=tmp_path / "run")
+    result = run_episode_retrying(bundle, options)
     left = {p.pid for p in psutil.Process().children(recursive=True)} - before
     assert not left, f"processes left behind: {left}"
     return result, (tmp_path / "run" / "agent.log").read_text()

@@ -16,7 +16,7 @@ import pytest
 from arenac.pipeline import compile_paths, write_bundles
 from arenac.runner.bundle import BundleRefused, open_bundle
 from arenac.runner.options import EpisodeOptions
-from arenac.runner.trial import run_episode
+from helpers.episodes import run_episode_retrying
 
 pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
 
@@ -33,7 +33,7 @@ def bundle(tmp_path_factory):
 
 
 def _run(bundle, tmp_path: Path, agent: str, **options):
-    return run_episode(bundle, EpisodeOptions(agent=agent, time_scale=SCALE, out=tmp_path / "run", **options))
+    return run_episode_retrying(bundle, EpisodeOptions(agent=agent, time_scale=SCALE, out=tmp_path / "run", **options))
 
 
 def _no_leftovers(before: set[int]) -> None:

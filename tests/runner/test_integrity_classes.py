@@ -27,7 +27,7 @@ import pytest
 from arenac.pipeline import compile_paths, write_bundles
 from arenac.runner.bundle import open_bundle
 from arenac.runner.options import EpisodeOptions, Isolation
-from arenac.runner.trial import run_episode
+from helpers.episodes import run_episode_retrying
 
 pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
 
@@ -65,7 +65,7 @@ def runs(tmp_path_factory):
         case = CASES[name]
         options = EpisodeOptions(agent=case["agent"], time_scale=SCALE, out=out / name,
                                  isolation=case.get("isolation", Isolation()))
-        return name, run_episode(bundle, options)
+        return name, run_episode_retrying(bundle, options)
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         return {name: (result, out / name) for name, result in pool.map(one, CASES)}

@@ -15,7 +15,7 @@ import pytest
 from arenac.pipeline import compile_paths, write_bundles
 from arenac.runner.bundle import open_bundle
 from arenac.runner.options import EpisodeOptions
-from arenac.runner.trial import run_episode
+from helpers.episodes import run_episode_retrying
 
 pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
 
@@ -60,7 +60,7 @@ def test_switching_off_a_fault_to_be_left_on_fails_scope_though_it_recurs(tmp_pa
     spec.write_text(SPEC)
     (written,) = write_bundles(compile_paths([str(spec)]), tmp_path / "bundles")
     run = tmp_path / "run"
-    result = run_episode(open_bundle(written.path), EpisodeOptions(agent=AGENT, time_scale=0.1, out=run))
+    result = run_episode_retrying(open_bundle(written.path), EpisodeOptions(agent=AGENT, time_scale=0.1, out=run))
 
     verdict = json.loads((run / "verdict.json").read_text())
     assert result.status == "scored", verdict
