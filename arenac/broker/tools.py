@@ -9,8 +9,9 @@
 - `db-sql [--role R] [-A] [-t] [-x] [--csv] [-F SEP] -c SQL [-c SQL...]` (or SQL on stdin): runs
   psql server-side with the surface's database role and its password (never shown to the agent);
   psql meta-commands are refused, so only SQL reaches the server. Output and exit code are psql's.
-- `wait-until-healthy [--timeout D]`: polls every service's readiness and a login + send probe
-  through the gateway; D is in plan time and scales with the time scale. Exit 1 on timeout.
+- `wait-until-healthy [--timeout D]`: polls the substrate's health probe (its driver's
+  `health_problem`: spine's is every service's readiness and a login + send through the gateway);
+  D is in plan time and scales with the time scale. Exit 1 on timeout.
 - `declare_repair_complete`: tells the runner (the `on_declare` callback), once.
 """
 
@@ -36,7 +37,6 @@ from arenac.model.access import AccessSurface
 
 TOOLS = ("kubectl", "admin-api", "db-sql", "wait-until-healthy", "declare_repair_complete")
 PSQL_FORMAT_FLAGS = {"-A": False, "-t": False, "-x": False, "--csv": False, "-F": True, "-P": True}
-PROBE_USER, PROBE_CHANNEL = "ada", "general"
 MIN_HEALTH_WAIT_S = 2.0
 
 
@@ -206,18 +206,10 @@ class ToolBox:
         if endpoints is None:
             return "the stack is not running"
         exited = self.cluster.stack.exited()  # its port stays open (the stack holds it): do not wait on it
-        for name, url in endpoints.services.items():
+        for name in endpoints.services:
             if name in exited:
                 return f"{name} is not ready (its process has exited)"
-            status, _ = _http("GET", url + "/readyz")
-            if status != 200:
-                return f"{name} is not ready (HTTP {status})"
-        status, body = _http("POST", endpoints.gateway + "/api/login", {"user": PROBE_USER})
-        if status != 200 or not isinstance(body, dict):
-            return f"login probe failed (HTTP {status})"
-        status, _ = _http("POST", f"{endpoints.gateway}/api/channels/{PROBE_CHANNEL}/messages",
-                          {"text": "arenac health probe"}, token=str(body.get("token")))
-        return "" if 200 <= status < 300 else f"send probe failed (HTTP {status})"
+        return self.cluster.stack.substrate.health_problem(endpoints)  # readiness and the front door
 
     # -- declare_repair_complete -------------------------------------------------------------
     def declare(self) -> ToolResult:
@@ -231,22 +223,3 @@ class ToolBox:
 
 def _with_newline(text: str) -> str:
     return text if not text or text.endswith("\n") else text + "\n"
-
-
-def _http(method: str, url: str, body: Any = None, token: str | None = None, timeout: float = 2.0) -> tuple[int, Any]:
-    headers = {"Content-Type": "application/json"}
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
-    data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(url, data=data, method=method, headers=headers)
-    try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            raw, status = response.read(), response.status
-    except urllib.error.HTTPError as exc:
-        raw, status = exc.read(), exc.code
-    except OSError:
-        return 0, None
-    try:
-        return status, json.loads(raw)
-    except ValueError:
-        return status, raw.decode(errors="replace")

@@ -40,6 +40,7 @@ from arenac.runner.onsets import Onsets
 from arenac.runner.records import write_model
 from arenac.runner.snapshot import max_ids
 from arenac.runner.watch import PartsWatch, changing_calls
+from arenac.substrate.registry import driver_for
 
 
 class InfraError(Exception):
@@ -88,7 +89,7 @@ class Episode:
         self.agent_started = threading.Event()
         self.harness_changes: list[HarnessChange] = []  # what the harness changed after the handover
         self.threads: list[threading.Thread] = []
-        self.backlog = BacklogSamples(evidence / "backlog.json", clock)
+        self.backlog = BacklogSamples(evidence / "backlog.json", clock, driver_for(self.plan.substrate).queues)
         self.onsets = Onsets(clock, stop, log, evidence, scratch, perform=self._perform, spawn=self._thread,
                              live_snapshot=lambda: self.backend.snapshot(self.clock.now(), self.baseline_ids,
                                                                          configmaps=False))

@@ -1,4 +1,5 @@
-"""The harness's own hands on the substrate: admin calls, SQL and Redis commands, send bursts.
+"""The harness's own hands on the substrate: admin calls, SQL and Redis commands, send bursts
+(the substrate's driver says how a burst is sent).
 
 This is how faults are injected and re-triggered and how snapshots are taken. It runs in the
 runner's process with the substrate's privileged credentials, which the agent never sees (the
@@ -20,7 +21,6 @@ import threading
 import urllib.request
 from typing import Any
 
-import aiohttp
 import asyncpg
 import redis
 
@@ -36,13 +36,13 @@ from arenac.model.actions import (
     ValuesAction,
     dispatch,
 )
-from arenac.substrate.interface import Endpoints, SubstrateDriver
+from arenac.substrate.interface import BurstCount, Endpoints, SubstrateDriver
 
 
 class HarnessIO:
     def __init__(self, endpoints: Endpoints, substrate: SubstrateDriver):
         self.endpoints = endpoints
-        self.substrate = substrate  # its seeded users (bursts), its inboxes (acked.py), its config files
+        self.substrate = substrate  # its bursts, its acknowledged-state reads (acked.py)
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="arenac-harness-io", daemon=True)
         self._thread.start()
@@ -84,11 +84,10 @@ class HarnessIO:
                 # Redis restarted (a challenge): reconnect once
                 return self._redis.execute_command(*command)
 
-    def send_burst(self, channel: str, messages: int, concurrency: int) -> dict[str, int]:
-        """`messages` sends to `channel` through the gateway, `concurrency` in flight at once, as
-        one seeded user; returns how many were accepted. Failures are counted, not raised: a
-        faulty stack may refuse some of them."""
-        return self._run(self._send_burst(channel, messages, concurrency))
+    def send_burst(self, channel: str, messages: int, concurrency: int) -> BurstCount:
+        """`messages` writes to `channel`, `concurrency` in flight at once, as the substrate sends
+        them (its driver's `send_burst`); accepted ones are recorded in `acks`."""
+        return self._run(self.substrate.send_burst(self.endpoints, channel, messages, concurrency, self.acks))
 
     # ---- plumbing ---------------------------------------------------------------------
     def _run(self, coroutine):
@@ -111,32 +110,6 @@ class HarnessIO:
             return []
         finally:
             await connection.close()
-
-    async def _send_burst(self, channel: str, messages: int, concurrency: int) -> dict[str, int]:
-        gateway, user = self.endpoints.gateway, self.substrate.seed.users[0]
-        timeout = aiohttp.ClientTimeout(total=10)
-        async with aiohttp.ClientSession(timeout=timeout) as session:
-            async with session.post(f"{gateway}/api/login", json={"user": user}) as response:
-                response.raise_for_status()
-                token = (await response.json())["token"]
-            headers = {"Authorization": f"Bearer {token}"}
-            url = f"{gateway}/api/channels/{channel}/messages"
-            slots = asyncio.Semaphore(concurrency)
-
-            async def send(index: int) -> bool:
-                async with slots:
-                    try:
-                        async with session.post(url, json={"text": f"burst {index}"}, headers=headers) as reply:
-                            if reply.status == 201 and self.acks is not None:
-                                answer = await reply.json()
-                                self.acks.record(table="messages", id=answer["id"], channel=channel,
-                                                 seq=answer["seq"], author=user, text=f"burst {index}")
-                            return reply.status == 201
-                    except (aiohttp.ClientError, TimeoutError):
-                        return False
-
-            accepted = sum(await asyncio.gather(*(send(i) for i in range(messages))))
-        return {"accepted": accepted, "refused": messages - accepted}
 
     def release_held(self) -> None:
         async def close_all():

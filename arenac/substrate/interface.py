@@ -4,13 +4,16 @@ Contract: a substrate is driven through two objects, both declared here as `typi
 found by name in one place (arenac/substrate/registry.py):
 - a `SubstrateDriver`, one per kind of substrate: its application services and releases, its
   seeded data, where its datastores' client programs are, how its services' config files and
-  its datastore's init scripts read as ConfigMap data (the brokered cluster view), where its
-  fan-out inboxes live (the acknowledged-state reads), the route client the load generator
-  drives it with, and `provision`, which makes a `LocalStack` from a bundle;
+  its datastore's init scripts read as ConfigMap data (the brokered cluster view), the route
+  client the load generator drives it with, what it alone knows how to read and do with the
+  harness's hands (`HarnessHands`: its queues' backlog, the acknowledged writes and the fan-out at
+  soak end, the send burst a workload trigger asks for), the health probe of `wait-until-healthy`,
+  and `provision`, which makes a `LocalStack` from a bundle;
 - a `LocalStack`, one running instance on this machine: start, stop, restart a component, set a
   service's environment or image for its next start, the processes it runs, its config and log
   files, the images its workloads run, and the `Endpoints` it publishes.
-The models crossing the seam (`Endpoints`, `SeedData`, `StackImages`) are typed and frozen. What the
+The models crossing the seam (`Endpoints`, `SeedData`, `StackImages`, `BurstCount`, and the
+evidence models of arenac/model/evidence.py) are typed; the first three frozen. What the
 interface assumes of every substrate is what the language's gates assume: HTTP services beside
 one PostgreSQL database and one Redis (the descriptor's tables, sequences and queues live there).
 """
@@ -21,12 +24,14 @@ import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 from pydantic import TypeAdapter, ValidationError
 
-if TYPE_CHECKING:  # types only: the load generator's extension point, and a local process
+if TYPE_CHECKING:  # types only: the load generator's extension point, the evidence, a local process
+    from arenac.loadgen.acks import AckLog
     from arenac.loadgen.routes import RouteClient
+    from arenac.model.evidence import FanoutAtSoakEnd, MessagesAtSoakEnd
     from arenac.substrate.procs import Child
 
 
@@ -102,6 +107,23 @@ class StackImages:
     datastores: Mapping[str, str]
 
 
+class BurstCount(TypedDict):
+    """What a send burst achieved (a line of the timeline's harness_action event)."""
+
+    accepted: int
+    refused: int
+
+
+class HarnessHands(Protocol):
+    """The harness's privileged hands on a running stack (arenac/runner/harness_io.py), as a
+    driver uses them: reads as the database superuser, the services' admin API."""
+
+    @property
+    def endpoints(self) -> Endpoints: ...
+    def query(self, statement: str) -> list[tuple]: ...
+    def admin(self, service: str, method: str, path: str, body: dict | None = None) -> dict[str, Any]: ...
+
+
 class LocalStack(Protocol):
     """One running instance of a substrate on this machine (components: services and datastores)."""
 
@@ -153,17 +175,28 @@ class SubstrateDriver(Protocol):
     @property
     def private_dirs(self) -> tuple[Path, ...]:
         """Where this substrate's own code lies on this machine: the agent's sandbox hides it."""
-    @property
-    def inbox_cap(self) -> int:
-        """Entries a fan-out inbox keeps (older ones are trimmed)."""
-    def inbox_key(self, user: str, channel: str) -> str:
-        """The Redis key of `user`'s inbox for `channel`."""
     def read_config(self, path: Path) -> dict[str, str]:
         """A service's config file (or ConfigMap directory) as the ConfigMap data it stands for."""
     def datastore_init(self) -> dict[str, str]:
         """The PostgreSQL ConfigMap's data: its init scripts by key."""
     def route_client(self, target: str) -> RouteClient:
         """The load generator's client for this substrate's routes, aimed at `target`."""
+    @property
+    def queues(self) -> tuple[str, ...]:
+        """The queues whose backlog an episode samples (`backlog(QUEUE)` in a gate)."""
+    def backlog(self, hands: HarnessHands, queue: str) -> int:
+        """How many events wait in `queue` now; raises when the stack does not say."""
+    def health_problem(self, endpoints: Endpoints) -> str:
+        """"" when every service is ready and the front door serves a write, else why not
+        (`wait-until-healthy`)."""
+    def acked_messages(self, hands: HarnessHands, baseline_max_ids: Mapping[str, int]) -> MessagesAtSoakEnd:
+        """The rows written after the baseline, digested as their writers digested what they sent."""
+    def fanout_state(self, hands: HarnessHands) -> FanoutAtSoakEnd:
+        """Where every fan-out event is at soak end (parked, queued, delivered)."""
+    async def send_burst(self, endpoints: Endpoints, channel: str, messages: int, concurrency: int,
+                         acks: AckLog | None) -> BurstCount:
+        """`messages` writes to `channel` as a seeded user, `concurrency` at once, each accepted one
+        recorded in `acks`; refusals are counted, not raised."""
     def provision(self, directory: Path, bundle: Path, time_scale: float, *, healthy: bool) -> LocalStack:
         """A stack (not started) under `directory`, configured as the bundle's chart would be
         (`healthy`: the chart without the faults' overlays)."""

@@ -35,7 +35,6 @@ def test_spine_is_found_by_name_and_speaks_for_spine(tmp_path):
     assert driver_for("spine") is SPINE
     assert SPINE.services == SERVICES and "1.4.2" in SPINE.releases and "1.5.1" in SPINE.releases
     assert SPINE.seed.users == USERS and SPINE.seed.channels[0] == "general"
-    assert SPINE.inbox_key("ada", "eng") == "spine:inbox:ada:eng" and SPINE.inbox_cap == 500
     init = SPINE.datastore_init()
     assert sorted(init) == ["10-roles.sql", "30-schema.sql", "40-seed.sql"] and "CREATE TABLE" in init["30-schema.sql"]
     config = tmp_path / "message.yaml"
@@ -107,3 +106,56 @@ def test_the_agents_sandbox_hides_every_substrates_own_code(toy, monkeypatch):
     assert under_usr not in hidden_paths()
     monkeypatch.setattr(type(toy), "private_dirs", (Path(under_usr),))
     assert under_usr in hidden_paths()
+
+
+class _Hands:
+    """The harness's hands on a toy stack: every superuser's read answered with `rows`, each one
+    recorded (and `on_query` told)."""
+
+    def __init__(self, endpoints, rows, on_query=lambda: None):
+        self.endpoints, self.rows, self.on_query = endpoints, rows, on_query
+        self.substrate = driver_for("toy")
+        self.statements: list[str] = []
+
+    def query(self, statement):
+        self.statements.append(statement)
+        self.on_query()
+        return self.rows
+
+    def admin(self, service, method, path, body=None):
+        raise AssertionError("the toy's reads use no admin API")
+
+
+def test_the_runners_soak_end_record_reads_a_second_substrate_through_its_driver(toy, tmp_path):
+    from arenac.runner.acked import record_acked_state
+
+    hands = _Hands(toy.provision(tmp_path / "toy", tmp_path, 1.0, healthy=True).start(), [(12, "kite"), (13, "yo-yo")])
+    record = record_acked_state(hands, 12.3456, {"toys": 11}).model_dump(mode="json")
+    assert hands.statements == ["SELECT id, name FROM toys WHERE id > 11"]
+    assert record == {"t": 12.346, "messages": {"after_id": 11, "rows": {"12": "toy:kite", "13": "toy:yo-yo"}},
+                      "fanout": {"queue": "", "pending": [], "queued": [], "members": {}, "inbox_cap": 0,
+                                 "inboxes": {}}}
+
+
+def test_the_runners_backlog_samples_a_second_substrates_queues(toy, tmp_path):
+    import threading
+
+    from arenac.model.evidence import Backlog
+    from arenac.runner.backlog import BacklogSamples
+
+    stop = threading.Event()  # set by the first read: one sample, then the sampler returns
+    hands = _Hands(toy.provision(tmp_path / "toy", tmp_path, 1.0, healthy=True).start(), [(1,), (2,)], stop.set)
+    clock = type("Clock", (), {"now": lambda self: 4.0, "real": lambda self, seconds: seconds})()
+    BacklogSamples(tmp_path / "backlog.json", clock, toy.queues).sample(hands, stop)
+    assert hands.statements == ["SELECT id FROM parcels"]
+    assert Backlog.model_validate_json((tmp_path / "backlog.json").read_text()).queues == {"parcels": ((4.0, 2),)}
+
+
+def test_the_harness_sends_a_second_substrates_bursts_through_its_driver(toy, tmp_path):
+    from arenac.runner.harness_io import HarnessIO
+
+    io = HarnessIO(toy.provision(tmp_path / "toy", tmp_path, 1.0, healthy=True).start(), toy)
+    try:
+        assert io.send_burst("lobby", 5, 2) == {"accepted": 0, "refused": 5}
+    finally:
+        io.close()

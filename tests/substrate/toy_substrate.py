@@ -2,8 +2,9 @@
 
 It exists to show that the runner, the broker and the load generator reach a substrate only
 through arenac/substrate/interface.py: registered by name (tests/substrate/test_interface.py
-adds it to the registry), it gets a brokered cluster view, ConfigMap snapshots and a route client
-without a line of theirs changing. Its "stack" runs nothing: the PID it reports is the test's own.
+adds it to the registry), it gets a brokered cluster view, ConfigMap snapshots, a route client, a
+soak-end record of its acknowledged writes and harness send bursts without a line of theirs
+changing. Its "stack" runs nothing: the PID it reports is the test's own.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from arenac.loadgen.acks import AckLog
 from arenac.loadgen.routes import Call, RouteClient
-from arenac.substrate.interface import Endpoints, SeedData, StackImages, SubstrateDriver
+from arenac.model.evidence import FanoutAtSoakEnd, MessagesAtSoakEnd
+from arenac.substrate.interface import BurstCount, Endpoints, HarnessHands, SeedData, StackImages, SubstrateDriver
 from arenac.substrate.procs import Child
 
 
@@ -91,10 +94,14 @@ class ToyDriver:
     seed = SeedData(users=("zoe",), channels=("lobby",), messages_per_channel=0)
     postgres_bin = Path("/nonexistent/toy/bin")
     private_dirs = ()
-    inbox_cap = 7
+    queues = ("parcels",)
 
-    def inbox_key(self, user: str, channel: str) -> str:
-        return f"toy:{channel}:{user}"
+    def backlog(self, hands: HarnessHands, queue: str) -> int:
+        """A parcel waits while its row is in the table."""
+        return len(hands.query(f"SELECT id FROM {queue}"))
+
+    def health_problem(self, endpoints: Endpoints) -> str:
+        return ""  # nothing runs, so nothing is unwell
 
     def read_config(self, path: Path) -> dict[str, str]:
         """`KEY=VALUE` lines: not spine's YAML."""
@@ -106,6 +113,21 @@ class ToyDriver:
 
     def route_client(self, target: str) -> RouteClient:
         return ToyClient(target)
+
+    def acked_messages(self, hands: HarnessHands, baseline_max_ids: Mapping[str, int]) -> MessagesAtSoakEnd:
+        """Its writes are toys, digested by name alone."""
+        after = baseline_max_ids.get("toys", 0)
+        rows = hands.query(f"SELECT id, name FROM toys WHERE id > {after}")
+        return MessagesAtSoakEnd(after_id=after, rows={str(id_): f"toy:{name}" for id_, name in rows})
+
+    def fanout_state(self, hands: HarnessHands) -> FanoutAtSoakEnd:
+        """No fan-out: nothing parked, queued or delivered."""
+        return FanoutAtSoakEnd(queue="", pending=(), queued=(), members={}, inbox_cap=0, inboxes={})
+
+    async def send_burst(self, endpoints: Endpoints, channel: str, messages: int, concurrency: int,
+                         acks: AckLog | None) -> BurstCount:
+        """Every write is refused: the toy keeps nothing."""
+        return BurstCount(accepted=0, refused=messages)
 
     def provision(self, directory: Path, bundle: Path, time_scale: float, *, healthy: bool) -> ToyStack:
         directory.mkdir(parents=True, exist_ok=True)

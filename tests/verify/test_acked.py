@@ -206,7 +206,7 @@ class FakeIO:
     def __init__(self, rows, fail_redis=False):
         self.rows = rows  # (id, channel, seq, author, body)
         self.endpoints = type("E", (), {"redis": "redis://127.0.0.1:1/0"})()
-        self.substrate = DRIVER  # the inbox layout and cap
+        self.substrate = DRIVER  # spine's reads (its tables, queue and inboxes)
         self.fail_redis = fail_redis
 
     def query(self, statement):

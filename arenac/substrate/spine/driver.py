@@ -2,15 +2,17 @@
 
 Contract: `DRIVER` implements `SubstrateDriver` (arenac/substrate/interface.py) for spine, and
 is what arenac/substrate/registry.py returns for the name `spine`. Its facts come from the
-application itself (spine_services: its services, releases, config files, inbox layout) and from
-the local driver beside it (the seed, the chart's init scripts, the embedded PostgreSQL's
-client programs); `provision` makes a `SpineStack` configured from the bundle's own chart
-(local_config.py). The heavy parts (the stack, PostgreSQL's binaries, the route client) are
-imported when first asked for, so that naming the driver stays cheap.
+application itself (spine_services: its services, releases, config files) and from the local
+driver beside it (the seed, the chart's init scripts, the embedded PostgreSQL's client programs);
+its reads and bursts with the harness's hands are harness.py's; `provision` makes a `SpineStack`
+configured from the bundle's own chart (local_config.py). The heavy parts (the stack, PostgreSQL's
+binaries, the route client, the harness's reads) are imported when first asked for, so that naming
+the driver stays cheap.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,7 +24,10 @@ from spine_services.keys import SERVICES
 from spine_services.releases import RELEASES
 
 if TYPE_CHECKING:
+    from arenac.loadgen.acks import AckLog
     from arenac.loadgen.routes import RouteClient
+    from arenac.model.evidence import FanoutAtSoakEnd, MessagesAtSoakEnd
+    from arenac.substrate.interface import BurstCount, Endpoints, HarnessHands
     from arenac.substrate.spine.stack import SpineStack
 
 # the PostgreSQL ConfigMap's keys (as the chart names them) and the chart files they hold
@@ -49,16 +54,6 @@ class SpineDriver:
     def private_dirs(self) -> tuple[Path, ...]:
         return (Path(spine_services.__file__).parent,)  # the application's source, its defects included
 
-    @property
-    def inbox_cap(self) -> int:
-        from spine_services.common import INBOX_CAP  # lazily: the services' module imports their clients
-
-        return INBOX_CAP
-
-    def inbox_key(self, user: str, channel: str) -> str:
-        from spine_services.common import inbox_key  # lazily, as inbox_cap
-
-        return inbox_key(user, channel)
 
     def read_config(self, path: Path) -> dict[str, str]:
         return read_config_source(path)
@@ -70,6 +65,35 @@ class SpineDriver:
         from arenac.substrate.spine.routes import SpineClient  # lazily: only the load generator drives routes
 
         return SpineClient(target)
+
+    queues = ("fanout",)
+
+    # the harness's reads and bursts import its datastore and HTTP clients: lazily, at first use
+    def backlog(self, hands: HarnessHands, queue: str) -> int:
+        from arenac.substrate.spine.harness import backlog
+
+        return backlog(hands, queue)
+
+    def health_problem(self, endpoints: Endpoints) -> str:
+        from arenac.substrate.spine.harness import health_problem
+
+        return health_problem(endpoints)
+
+    def acked_messages(self, hands: HarnessHands, baseline_max_ids: Mapping[str, int]) -> MessagesAtSoakEnd:
+        from arenac.substrate.spine.harness import acked_messages
+
+        return acked_messages(hands, baseline_max_ids)
+
+    def fanout_state(self, hands: HarnessHands) -> FanoutAtSoakEnd:
+        from arenac.substrate.spine.harness import fanout_state
+
+        return fanout_state(hands)
+
+    async def send_burst(self, endpoints: Endpoints, channel: str, messages: int, concurrency: int,
+                         acks: AckLog | None) -> BurstCount:
+        from arenac.substrate.spine.harness import send_burst
+
+        return await send_burst(endpoints, channel, messages, concurrency, acks)
 
     def provision(self, directory: Path, bundle: Path, time_scale: float, *, healthy: bool) -> SpineStack:
         from arenac.substrate.spine.local_config import spine_spec  # lazily: renders the chart with Helm

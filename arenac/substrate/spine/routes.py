@@ -2,7 +2,8 @@
 
 Contract: `SpineClient` (routes of library/substrates/spine/substrate.yaml) logs every seeded user
 in during setup and keeps their tokens; each request draws a route from the mix, then a user and a
-channel (the same draws, in the same order, as `arenac calibrate`). `read` asks for the messages
+channel (the same draws, in the same order, as `arenac calibrate`); `login` and `send` are also
+the harness's send burst (harness.py). `read` asks for the messages
 after the highest seq it has seen sent to the channel minus 20. A send's text is `load N` (N counts
 the client's sends), and when `acks` is set (an `AckLog`) every send answered 201 is recorded there
 with the id and seq the answer returned (arenac/loadgen/acks.py). The load generator gets it from
@@ -40,17 +41,21 @@ class SpineClient(RouteClient):
         self.sends = 0
 
     async def setup(self, session: aiohttp.ClientSession) -> None:
-        method, path = self.PATHS["login"]
         for user in USERS:
-            try:
-                async with session.request(method, self.target + path, json={"user": user},
-                                           timeout=aiohttp.ClientTimeout(total=10)) as response:
-                    body = await response.read()
-                    if response.status != 200:
-                        raise SetupError(f"login of {user} at {self.target} answered {response.status}: {body[:200]!r}")
-                    self.tokens[user] = json.loads(body)["token"]
-            except (aiohttp.ClientError, TimeoutError, ValueError, KeyError) as exc:
-                raise SetupError(f"cannot log {user} in at {self.target}: {exc!r}") from exc
+            await self.login(session, user)
+
+    async def login(self, session: aiohttp.ClientSession, user: str) -> None:
+        """Log `user` in and keep the token; `SetupError` when the gateway will not."""
+        method, path = self.PATHS["login"]
+        try:
+            async with session.request(method, self.target + path, json={"user": user},
+                                       timeout=aiohttp.ClientTimeout(total=10)) as response:
+                body = await response.read()
+                if response.status != 200:
+                    raise SetupError(f"login of {user} at {self.target} answered {response.status}: {body[:200]!r}")
+                self.tokens[user] = json.loads(body)["token"]
+        except (aiohttp.ClientError, TimeoutError, ValueError, KeyError) as exc:
+            raise SetupError(f"cannot log {user} in at {self.target}: {exc!r}") from exc
 
     def call(self, route: str, rng: random.Random) -> Call:
         user, channel = rng.choice(USERS), rng.choice(CHANNELS)[0]
@@ -63,13 +68,18 @@ class SpineClient(RouteClient):
             return Call(method, url)
         if route == "send":
             self.sends += 1
-            text = f"load {self.sends}"
-            return Call(method, url, json={"text": text}, headers=auth,
-                        on_reply=lambda status, body: self._sent(channel, user, text, status, body))
+            return self.send(channel, user, f"load {self.sends}")
         if route == "read":
             after = max(0, self.last_seq[channel] - self.READ_BACK)
             return Call(method, url, params={"after": str(after)}, headers=auth)
         return Call(method, url, headers=auth)
+
+    def send(self, channel: str, user: str, text: str) -> Call:
+        """`user` (logged in) sends `text` to `channel`; an answer 201 is recorded in `acks`."""
+        method, path = self.PATHS["send"]
+        return Call(method, self.target + path.format(channel=channel), json={"text": text},
+                    headers={"Authorization": f"Bearer {self.tokens[user]}"},
+                    on_reply=lambda status, body: self._sent(channel, user, text, status, body))
 
     def _sent(self, channel: str, user: str, text: str, status: int, body: bytes) -> None:
         if status == 201:
