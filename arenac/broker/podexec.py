@@ -157,7 +157,7 @@ class PodExec:
         return RedisGate(url.port or 0, url.username or REDIS_EXEC_USER, url.password, scratch / ".redis.sock",
                          audit=lambda words, allowed, reason: self._audit("exec:redis", words, allowed,
                                                                            f"via {pod}: {reason}"),
-                         owner=owner)
+                         owner=owner, acl_users=self.substrate.redis_acl_users)
 
     def _environment(self, component: str, pod: str, scratch: Path, endpoints: Endpoints,
                      extra: Mapping[str, str]) -> dict[str, str]:

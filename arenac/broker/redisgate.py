@@ -11,7 +11,8 @@ Contract:
   cluster commands, (P|S)SUBSCRIBE, AUTH and HELLO ... AUTH (no switching users), scripts (EVAL,
   FUNCTION: their calls would not pass the gate); CONFIG other
   than GET and SET of `CONFIG_SETTABLE` (so no `CONFIG SET dir`, no REWRITE); ACL other than the
-  read-outs and SETUSER of `ACL_TARGETS` users with rules that neither set a password nor switch
+  read-outs and SETUSER of `acl_users` (the substrate's application users: its driver's
+  `redis_acl_users`) with rules that neither set a password nor switch
   one off (no `>pw`, `#hash`, `nopass`, `resetpass`, `reset`). A refused command gets a
   `-NOPERM` error reply and reaches no server; the connection stays usable.
 - `audit(words, allowed, reason)` is called for every command (the broker logs it).
@@ -30,7 +31,6 @@ from pathlib import Path
 
 CONFIG_SETTABLE = frozenset({"maxmemory", "maxmemory-policy", "maxmemory-samples"})
 ACL_READ = frozenset({"LIST", "GETUSER", "USERS", "WHOAMI", "CAT", "LOG", "HELP", "GENPASS"})
-ACL_TARGETS = frozenset({"fanout"})
 DENIED = frozenset({"MODULE", "DEBUG", "SHUTDOWN", "MONITOR", "SYNC", "PSYNC", "REPLICAOF", "SLAVEOF",
                     "FAILOVER", "CLUSTER", "MIGRATE", "SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE", "AUTH",
                     "RESET", "BGSAVE", "SAVE", "BGREWRITEAOF", "LASTSAVE", "SWAPDB",
@@ -40,8 +40,9 @@ PASSWORD_RULES = ("nopass", "resetpass", "reset")
 Audit = Callable[[list[str], bool, str], None]
 
 
-def check(words: Sequence[str]) -> str:
-    """"" if the agent may send this command, else why not."""
+def check(words: Sequence[str], acl_users: frozenset[str] = frozenset()) -> str:
+    """"" if the agent may send this command, else why not (`acl_users`: the ACL users it may
+    change, the substrate's application users)."""
     if not words:
         return "empty command"
     name = words[0].upper()
@@ -66,8 +67,8 @@ def check(words: Sequence[str]) -> str:
             return ""
         if sub == "SETUSER":
             target = words[2] if len(words) > 2 else ""
-            if target not in ACL_TARGETS:
-                return f"ACL SETUSER {target} is not available to the agent (users: {', '.join(sorted(ACL_TARGETS))})"
+            if target not in acl_users:
+                return f"ACL SETUSER {target} is not available to the agent (users: {', '.join(sorted(acl_users))})"
             for rule in words[3:]:
                 if rule[:1] in (">", "<", "#", "!") or rule.lower() in PASSWORD_RULES:
                     return "ACL SETUSER rules that set or drop a password are not available to the agent"
@@ -141,9 +142,11 @@ def encode(words: Sequence[bytes]) -> bytes:
 
 class RedisGate:
     def __init__(self, upstream_port: int, user: str, password: str, socket_path: Path,
-                 audit: Audit | None = None, owner: tuple[int, int] | None = None) -> None:
+                 audit: Audit | None = None, owner: tuple[int, int] | None = None,
+                 acl_users: frozenset[str] = frozenset()) -> None:
         self.upstream = ("127.0.0.1", upstream_port)
         self.user, self.password = user, password
+        self.acl_users = acl_users
         self.path = Path(socket_path)
         self.audit = audit
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -185,7 +188,7 @@ class RedisGate:
                 if not words:
                     continue
                 text = [w.decode(errors="replace") for w in words]
-                reason = check(text)
+                reason = check(text, self.acl_users)
                 if self.audit is not None:
                     self.audit(text, not reason, reason or "forwarded")
                 if reason:

@@ -182,6 +182,9 @@ class SubstrateDriver(Protocol):
     def route_client(self, target: str) -> RouteClient:
         """The load generator's client for this substrate's routes, aimed at `target`."""
     @property
+    def redis_acl_users(self) -> frozenset[str]:
+        """The application's Redis users, whose ACL rules an agent may change (never a password)."""
+    @property
     def queues(self) -> tuple[str, ...]:
         """The queues whose backlog an episode samples (`backlog(QUEUE)` in a gate)."""
     def backlog(self, hands: HarnessHands, queue: str) -> int:

@@ -155,8 +155,12 @@ def test_exec_into_redis_is_the_agent_user_behind_the_gate(episode: Callable[...
 def test_the_gate_rules() -> None:
     assert check(["get", "k"]) == "" and check(["CONFIG", "SET", "maxmemory-policy", "allkeys-lru"]) == ""
     assert check(["config", "set", "Dir", "/"]) and check(["config", "set"]) and check(["CONFIG", "RESETSTAT"])
-    assert check(["ACL", "SETUSER", "fanout", "~spine:*", "+rpop"]) == "" and check(["ACL", "LOAD"])
-    assert check(["ACL", "SETUSER", "fanout", "#" + "0" * 64]) and check(["ACL", "SETUSER", "fanout", "resetpass"])
+    app = frozenset({"fanout"})  # spine's application user (its driver's redis_acl_users)
+    assert check(["ACL", "SETUSER", "fanout", "~spine:*", "+rpop"], app) == "" and check(["ACL", "LOAD"], app)
+    assert check(["ACL", "SETUSER", "fanout", "#" + "0" * 64], app)
+    assert check(["ACL", "SETUSER", "fanout", "resetpass"], app)
+    assert check(["ACL", "SETUSER", "default", "+@all"], app) and check(["ACL", "SETUSER", "harness", "on"], app)
+    assert check(["ACL", "SETUSER", "fanout", "+rpop"]), "no user is the agent's unless the substrate says so"
     assert check(["HELLO", "3", "AUTH", "default", "x"]) and check(["HELLO", "3"]) == ""
     assert check(["fcall", "f", "0"]) and check(["script", "load", "x"]) and check([])
 

@@ -95,6 +95,7 @@ class ToyDriver:
     postgres_bin = Path("/nonexistent/toy/bin")
     private_dirs = ()
     queues = ("parcels",)
+    redis_acl_users = frozenset({"courier"})
 
     def backlog(self, hands: HarnessHands, queue: str) -> int:
         """A parcel waits while its row is in the table."""

@@ -67,6 +67,7 @@ class SpineDriver:
         return SpineClient(target)
 
     queues = ("fanout",)
+    redis_acl_users = frozenset({"fanout"})  # the fanout worker's user; the app's `default`, `harness`, `agent` never
 
     # the harness's reads and bursts import its datastore and HTTP clients: lazily, at first use
     def backlog(self, hands: HarnessHands, queue: str) -> int:
