@@ -16,11 +16,12 @@ from arenac.core.units import Dimension, format_quantity
 from arenac.lower.config_keys import KeyType
 from arenac.lower.exprs import ExprContext, dimension_words, lower_predicate
 from arenac.lower.guard_exprs import GuardExprLowering
-from arenac.lower.guard_keys import GUARD_KINDS, observed_key_type
+from arenac.lower.guard_keys import GUARD_KINDS, event_state_ok, observed_key_type
 from arenac.lower.source_map import SourceMap
 from arenac.lower.targets import one_target, targets
 from arenac.model.actions import Target
 from arenac.model.gates import (
+    GUARD_SNAPSHOTS,
     ChangesOnly,
     Gates,
     Guard,
@@ -48,6 +49,7 @@ class GateLowering:
         self.ctx = ctx
         self.macros = macros
         self.fault_names = fault_names
+        self._after_restart: list[ast.Name] = []  # `at after_restart` labels: a restart challenge must exist
 
     @property
     def errors(self):
@@ -73,6 +75,11 @@ class GateLowering:
             if name not in seen:
                 self.errors.error("E0209", f"the task has no {name} gate", task_span,
                                   f"add `gate {name} {{ ... }}`")
+        if not any(isinstance(check, SurvivesRestart) for check in safety):
+            for label in self._after_restart:
+                self.errors.error("E0523", "a guard held `at after_restart` in a task without a restart challenge: "
+                                  "no run has that snapshot", label.span,
+                                  "add `survives restart(...)` to the safety gate, or hold the guard at soak_end")
         return Gates(outcome=tuple(outcome), safety=tuple(safety))
 
     def _statement(self, gate: str, stmt, outcome: list, safety: list, depth: int) -> None:
@@ -211,6 +218,25 @@ class GateLowering:
         return None
 
     def _guard(self, stmt: ast.Guard) -> Guard | GuardExpr | None:
+        """The guard's condition (`_condition`), held at the snapshots its `at` names (E0213 for
+        one that is not a guard's; its text then ends in ` at ...`)."""
+        labels: list[str] = []
+        for label in stmt.at:
+            if label.text not in GUARD_SNAPSHOTS:
+                self.errors.error("E0213", f"a guard cannot be held at '{label.text}'", label.span,
+                                  did_you_mean(label.text, GUARD_SNAPSHOTS)
+                                  or f"the snapshots a guard reads are {', '.join(GUARD_SNAPSHOTS)}")
+                return None
+            if label.text not in labels:
+                labels.append(label.text)
+            if label.text == "after_restart":
+                self._after_restart.append(label)
+        check = self._condition(stmt)
+        if check is None or not labels:
+            return check
+        return check.model_copy(update={"at": tuple(labels), "text": f"{check.text} at {', '.join(labels)}"})
+
+    def _condition(self, stmt: ast.Guard) -> Guard | GuardExpr | None:
         """One target against a bound is a `Guard` (as before richer guards existed); any other
         condition a `GuardExpr` (lower/guard_exprs.py)."""
         comparison = stmt.condition
@@ -227,6 +253,8 @@ class GateLowering:
             self.errors.error("E0305", "a guard's bound is a number, quantity or name", right.span)
             return None
         if target is None:
+            return None
+        if target.kind == "event" and not event_state_ok(comparison.op, right, comparison, self.ctx):
             return None
         if target.kind == "config":
             value = self._config_bound(target, comparison, right)

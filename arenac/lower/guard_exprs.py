@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from arenac.core.units import Dimension
 from arenac.lower.config_keys import KeyType
 from arenac.lower.exprs import ExprContext, dimension_words
-from arenac.lower.guard_keys import GUARD_KINDS, observed_key_type
+from arenac.lower.guard_keys import GUARD_KINDS, event_state_ok, observed_key_type
 from arenac.lower.targets import one_target
 from arenac.model.actions import Target
 from arenac.model.gates import GuardExpr
@@ -116,6 +116,12 @@ class GuardExprLowering:
             return None
         if not self._terms_typed(left, right):
             return None
+        events = [t for t in (*left, *right) if t.target is not None and t.target.kind == "event"]
+        if events:
+            others = [t for t in (*left, *right) if t is not events[0]]
+            bound = others[0].literal if len(others) == 1 else None
+            if not event_state_ok(node.op, bound, node, self.ctx):
+                return None
         if any(t.is_name() for t in (*left, *right)):
             return self._names(node, left, right)
         return self._numbers(node, left, right)

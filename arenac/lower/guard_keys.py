@@ -4,6 +4,8 @@ Contract: `observed_key_type(target, span_node, ctx)` is the `KeyType` of a `con
 target a guard reads, or None after reporting why a guard cannot read it (E0305: not one key,
 `SERVICE.KEY`; a datastore's ConfigMap, which is not observed while the task runs: the hint names
 the live value to guard instead). `GUARD_KINDS` are the target kinds a guard compares.
+`event_state_ok(op, bound, node, ctx)`: an `event(SERVICE.NAME)` reads `on` or `off` (whether the
+service's admin API has it switched on), so it compares with one of them by == or != (E0326).
 """
 
 from __future__ import annotations
@@ -13,7 +15,17 @@ from arenac.lower.exprs import ExprContext
 from arenac.model.actions import Target
 from arenac.syntax import ast
 
-GUARD_KINDS = ("config", "db_setting", "redis", "release")
+GUARD_KINDS = ("config", "db_setting", "redis", "release", "event")
+EVENT_STATES = ("on", "off")
+
+
+def event_state_ok(op: str, bound: ast.Expr | None, node: ast.Comparison, ctx: ExprContext) -> bool:
+    """Whether an event guard's comparison is `event(...) ==|!= on|off`; else reports E0326 at `node`."""
+    if op in ("==", "!=") and isinstance(bound, ast.Ref) and bound.text in EVENT_STATES:
+        return True
+    ctx.collector.error("E0326", "an event is on or off: a guard compares it with `on` or `off`, by == or !=",
+                        node.span, "e.g. `guard event(channel.read_consistency_strict) == off at declaration`")
+    return False
 
 
 def observed_key_type(target: Target, node: ast.Expr, ctx: ExprContext) -> KeyType | None:

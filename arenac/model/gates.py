@@ -6,13 +6,14 @@ canonical spelling of the predicate for humans reading verdicts.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal, get_args
 
 from pydantic import Field
 
 from arenac.model.actions import Target
 from arenac.model.base import Model
 from arenac.model.guards import GuardCondition
+from arenac.model.record import Record
 
 
 class Metric(Model):
@@ -68,21 +69,37 @@ class ChangesOnly(Model):
     targets: tuple[Target, ...]
 
 
-class Guard(Model):
+# The snapshots a guard may be held at (`guard ... at declaration`): the agent's end state when its
+# window closed, the end of the soak, and after the restart challenge.
+GuardSnapshot = Literal["declaration", "soak_end", "after_restart"]
+GUARD_SNAPSHOTS: tuple[str, ...] = get_args(GuardSnapshot)
+
+
+class Guard(Record):
+    """A target against a bound, held at `at` (absent: at soak_end and, when the run has one,
+    after_restart, as before `at` existed, so such a guard serialises as before)."""
+
+    omitted_when_empty: ClassVar[frozenset[str]] = frozenset({"at"})
+
     kind: Literal["guard"] = "guard"
     text: str
     target: Target
     op: Literal["<=", ">=", "==", "!=", "<", ">"]
     value: float | str
+    at: tuple[GuardSnapshot, ...] | None = None
 
 
-class GuardExpr(Model):
+class GuardExpr(Record):
     """A guard richer than one target against a bound: sums of keys, key against key, `and`/`or`,
-    `absent(...)` (model/guards.py). The one-comparison form stays `Guard`, serialised as before."""
+    `absent(...)` (model/guards.py). The one-comparison form stays `Guard`, serialised as before;
+    `at` as Guard's."""
+
+    omitted_when_empty: ClassVar[frozenset[str]] = frozenset({"at"})
 
     kind: Literal["guard_expr"] = "guard_expr"
     text: str
     condition: GuardCondition
+    at: tuple[GuardSnapshot, ...] | None = None
 
 
 class Protect(Model):

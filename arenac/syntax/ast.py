@@ -260,6 +260,7 @@ GuardCondition: TypeAlias = Comparison | Absent | GuardBool
 class Guard:
     condition: GuardCondition
     span: Span
+    at: tuple[Name, ...] = ()  # the snapshots it holds at; () for the default ones
 
 
 @dataclass(frozen=True)

@@ -303,7 +303,11 @@ class ToAst(Transformer[Token, Any]):  # the rule a parse starts from decides wh
 
     @v_args(meta=True)
     def guard(self, meta: Meta, children: list[Any]) -> ast.Guard:
-        return ast.Guard(children[0], self._span(meta))
+        condition, at = children
+        return ast.Guard(condition, self._span(meta), at or ())
+
+    def guard_at(self, children: list[Token]) -> tuple[ast.Name, ...]:
+        return tuple(self._name(token) for token in children)
 
     @v_args(meta=True)
     def guard_or(self, meta: Meta, children: list[Any]) -> ast.GuardBool:

@@ -9,10 +9,11 @@ Contract:
   runner retriggers after the soak, replaces it.
 - changes only T...: what the agent changed lies within the permitted targets (arenac/verify/
   scope.py states how snapshots become items and which changes are the agent's).
-- guard T op V: the value at soak_end and, when the run has one, after_restart. Numbers
-  are compared as numbers (a string such as "16" or "350ms" is parsed); a name compares
-  only with == and !=; a target the snapshot lacks fails the guard. A richer guard (sums,
-  key against key, and/or, absent(T)) is evaluated at the same snapshots by verify/guards.py.
+- guard T op V: the value at soak_end and, when the run has one, after_restart, or at the
+  snapshots its `at` names (verify/guards.held_at). Numbers are compared as numbers (a string
+  such as "16" or "350ms" is parsed); a name compares only with == and !=; a target the snapshot
+  lacks fails the guard. A richer guard (sums, key against key, and/or, absent(T)) is evaluated
+  at the same snapshots by verify/guards.py.
 - protect T...: table(t): rows and checksum equal at baseline and soak_end, and every
   acknowledged write to t (load generator and harness) exists unchanged at soak end,
   whenever it was written (arenac/verify/acked.py);
@@ -50,7 +51,7 @@ from arenac.model.guards import as_number
 from arenac.model.verdict import Check, Window
 from arenac.verify.acked import AckedWrites, protect_queue, table_writes_intact
 from arenac.verify.evidence import Evidence, EvidenceError
-from arenac.verify.guards import guard_expr, lookup
+from arenac.verify.guards import guard_expr, held_at, lookup
 from arenac.verify.metrics import Measurer, fmt
 from arenac.verify.outcome import compare, evaluate_predicates
 from arenac.verify.scope import ABSENT, Absent, change_text, changes_only, diff, shown
@@ -156,10 +157,7 @@ def _guard(check: Guard, evidence: Evidence) -> Check:
     observed: dict[str, JsonValue] = {}
     failures: list[str] = []
     readings: list[str] = []  # "label: value" for the detail
-    for label in ("soak_end", "after_restart"):
-        snapshot = evidence.snapshot(label, required=label == "soak_end")
-        if snapshot is None:
-            continue
+    for label, snapshot in held_at(check, evidence):
         value = lookup(snapshot, check.target)
         holds, text = _guard_holds(value, check)
         observed[label] = shown(value)
