@@ -8,8 +8,9 @@ protects, stays within `changes only`, and leaves every guard holding (a richer 
 config keys too: one it cannot decide before a run, over other targets, passes); `changes only`
 does not permit what fixing a decoy would change; a `survives restart` restarts every volatile
 datastore a fault's repair acts on (E0513: else a run-time repair there, which only that
-datastore's restart undoes, passes as durable); the agent's RBAC, as the bundle will hold it,
-passes the least-privilege lint given what the surface allows (E0406).
+datastore's restart undoes, passes as durable); the oracle restarts nothing `never restarted`
+forbids (E0525); the agent's RBAC, as the bundle will hold it, passes the least-privilege lint
+given what the surface allows (E0406).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from arenac.model.actions import (
     ValuesAction,
     dispatch,
 )
-from arenac.model.gates import ChangesOnly, Guard, GuardExpr, Protect, SurvivesRestart
+from arenac.model.gates import ChangesOnly, Guard, GuardExpr, NeverRestarted, Protect, SurvivesRestart
 from arenac.model.guards import UNKNOWN, Reader, Reading, evaluate, targets_of
 from arenac.model.substrate import Substrate
 from arenac.model.task import ConcreteFault, PrunedCell, Variant, cell_words
@@ -111,6 +112,7 @@ def check_variant(lowered: LoweredTask, variant: Variant, errors: Collector) -> 
                                  f"`changes only` does not permit{where}", span,
                                  f"add {_spelled(touched)} to `changes only`")
     _check_durability(lowered, variant, where, errors)
+    _check_never_restarted(lowered, variant, where, errors)
     _check_rbac(lowered, variant, where, errors)
     end_state = oracle_end_state(variant, lowered.substrate)
     for index, check in enumerate(safety):
@@ -135,6 +137,26 @@ def _end_state_reader(end_state: dict[str, str]) -> Reader:
             return UNKNOWN
         return end_state[target.ref]
     return read
+
+
+# the kubectl verbs that replace a workload's pod (a ConfigMap patch alone rewrites a file)
+_RESTARTING_VERBS = frozenset({"rollout_restart", "set_image", "delete_pods", "scale"})
+
+
+def _check_never_restarted(lowered: LoweredTask, variant: Variant, where: str, errors: Collector) -> None:
+    """E0525: the oracle's repair restarts a workload `never restarted` forbids, so the correct fix
+    could never pass."""
+    spans = lowered.spans
+    for index, check in enumerate(lowered.spec.gates.safety):
+        if not isinstance(check, NeverRestarted):
+            continue
+        for fault in variant.faults:
+            restarted = sorted({b.action.service for b in fault.repair if isinstance(b.action, KubectlAction)
+                                and b.action.verb in _RESTARTING_VERBS and b.action.service in check.services})
+            for service in restarted:
+                errors.error("E0525", f"the oracle's repair of '{fault.name}' restarts {service}, which "
+                             f"`never restarted` forbids{where}", spans.safety.get(index, spans.task),
+                             "a repair that needs a rollout cannot pass it: drop the service or repair at run time")
 
 
 def _check_rbac(lowered: LoweredTask, variant: Variant, where: str, errors: Collector) -> None:

@@ -35,8 +35,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import yaml
-
 from arenac.broker.cluster_events import ClusterEvents, timestamp
 from arenac.broker.cluster_probes import http_ok, port_open, process_start
 from arenac.broker.inflight import InFlight
@@ -136,6 +134,10 @@ class LocalCluster:
             w.generation += 1
             self._rollout(w)
 
+    def agent_restarts(self) -> dict[str, int]:
+        with self._lock:
+            return {component: w.restarts for component, w in sorted(self._workloads.items())}
+
     def rollout_done(self, w: Workload) -> tuple[bool, str]:
         if w.failure:
             return False, w.failure
@@ -173,6 +175,7 @@ class LocalCluster:
         return "" if w.image == wanted else f"{w.image}: not found (the local stack runs {wanted})"
 
     def _restart(self, w: Workload) -> None:
+        w.restarts += 1
         old = self.pod_name(w.component)
         log = self.stack.log_path(w.component)
         start = log.stat().st_size if log.exists() else 0
@@ -311,9 +314,8 @@ class LocalCluster:
         with self._lock:
             if dict(data) == self.configmap_data(name):
                 return False
-            if component in self.services:
-                self.stack.config_path(component).write_text(
-                    yaml.safe_dump(dict(data), default_flow_style=False, sort_keys=True))
+            if component in self.services:  # in the substrate's own format, which it reads back
+                self.stack.substrate.write_config(self.stack.config_path(component), dict(data))
             elif component == "redis":
                 self._write_redis_conf(data)
             else:

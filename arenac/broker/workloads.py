@@ -33,6 +33,7 @@ class Workload:
     generation: int = 1
     revision: int = 1
     failure: str = ""  # why the newest template is not running ("" when it is)
+    restarts: int = 0  # pods the broker replaced: the agent's rollouts and deleted pods (never the harness's)
     chart_version: str = field(default="", init=False)  # labels keep the version the chart installed
 
     def __post_init__(self) -> None:

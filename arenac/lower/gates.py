@@ -27,6 +27,7 @@ from arenac.model.gates import (
     Guard,
     GuardExpr,
     Invariant,
+    NeverRestarted,
     Predicate,
     Protect,
     ProtectQueue,
@@ -138,6 +139,8 @@ class GateLowering:
     def _safety(self, stmt) -> SafetyCheck | None:
         if isinstance(stmt, ast.Survives):
             return self._survives(stmt)
+        if isinstance(stmt, ast.Never):
+            return self._never(stmt)
         if isinstance(stmt, ast.ChangesOnly):
             groups = [targets(call, self.ctx) for call in stmt.targets]  # every call, each reporting its errors
             found = [g for g in groups if g is not None]
@@ -195,17 +198,8 @@ class GateLowering:
             self.errors.error("E0206", f"survives {kind}(...) needs at least one name", stmt.span)
             return None
         if kind == "restart":
-            services = {s.name: s for s in self.ctx.substrate.services}
-            for ref in names:
-                service = services.get(ref.text)
-                if service is None:
-                    self.errors.error("E0203", f"unknown service '{ref.text}'", ref.span,
-                                      did_you_mean(ref.text, services))
-                    return None
-                if not service.restartable:
-                    self.errors.error("E0504", f"service '{ref.text}' cannot be restarted", ref.span)
-                    return None
-            return SurvivesRestart(services=tuple(r.text for r in names))
+            services = self._services(names)
+            return SurvivesRestart(services=services) if services is not None else None
         if kind == "retrigger":
             for ref in names:
                 if ref.text not in self.fault_names:
@@ -216,6 +210,38 @@ class GateLowering:
         self.errors.error("E0204", f"unknown challenge '{kind}'", stmt.call.func.span,
                           did_you_mean(kind, ("restart", "retrigger")) or "use restart(...) or retrigger(...)")
         return None
+
+    def _never(self, stmt: ast.Never) -> NeverRestarted | None:
+        kind = stmt.call.func.text
+        if kind != "restarted":
+            self.errors.error("E0204", f"unknown check 'never {kind}'", stmt.call.func.span,
+                              did_you_mean(kind, ("restarted",)) or "use never restarted(SERVICE, ...)")
+            return None
+        names = []
+        for arg in stmt.call.args:
+            value = self.ctx.bind(arg.alternatives[0])  # in a macro, a parameter stands for its argument
+            if not isinstance(value, ast.Ref):
+                self.errors.error("E0305", "never restarted(...) takes service names", arg.span)
+                return None
+            names.append(value)
+        if not names:
+            self.errors.error("E0206", "never restarted(...) needs at least one name", stmt.span)
+            return None
+        services = self._services(names)
+        return NeverRestarted(services=services) if services is not None else None
+
+    def _services(self, names: list[ast.Ref]) -> tuple[str, ...] | None:
+        """The services (datastores included) `names` name, each restartable; None after reporting."""
+        services = {s.name: s for s in self.ctx.substrate.services}
+        for ref in names:
+            service = services.get(ref.text)
+            if service is None:
+                self.errors.error("E0203", f"unknown service '{ref.text}'", ref.span, did_you_mean(ref.text, services))
+                return None
+            if not service.restartable:
+                self.errors.error("E0504", f"service '{ref.text}' cannot be restarted", ref.span)
+                return None
+        return tuple(r.text for r in names)
 
     def _guard(self, stmt: ast.Guard) -> Guard | GuardExpr | None:
         """The guard's condition (`_condition`), held at the snapshots its `at` names (E0213 for

@@ -261,7 +261,7 @@ class Snapshot(EvidenceModel):
     format 2; a format-1 snapshot has `grants` (the application role's table privileges) instead,
     which reads as the same items, so old runs still grade."""
 
-    omitted_when_empty: ClassVar[frozenset[str]] = frozenset({"t", "configmaps", "grants"})
+    omitted_when_empty: ClassVar[frozenset[str]] = frozenset({"t", "configmaps", "grants", "agent_restarts"})
 
     # The substrate's own values (a config key, a datastore setting, a role's attribute, a Redis key)
     # are JSON as the runner read them: text, but a role's flags and limit, and whatever an older
@@ -281,6 +281,9 @@ class Snapshot(EvidenceModel):
     redis: dict[str, JsonValue]
     tables: dict[str, TableState]
     sequences: dict[str, SequenceState]
+    # workload -> pods the agent replaced so far (every workload, 0 included), once its doors are
+    # open; absent before, and in older runs
+    agent_restarts: dict[str, int] | None = None
 
 
 # ---- boundary.json ------------------------------------------------------------------------------

@@ -64,6 +64,14 @@ class SurvivesRetrigger(Model):
     faults: tuple[str, ...]
 
 
+class NeverRestarted(Model):
+    """`never restarted(channel)`: the agent restarted none of these workloads (a rollout, a pod
+    deleted, a scale), read from the declaration snapshot's `agent_restarts`."""
+
+    kind: Literal["never_restarted"] = "never_restarted"
+    services: tuple[str, ...]
+
+
 class ChangesOnly(Model):
     kind: Literal["changes_only"] = "changes_only"
     targets: tuple[Target, ...]
@@ -122,7 +130,8 @@ class Invariant(Model):
 
 
 SafetyCheck = Annotated[
-    SurvivesRestart | SurvivesRetrigger | ChangesOnly | Guard | GuardExpr | Protect | ProtectQueue | Invariant,
+    SurvivesRestart | SurvivesRetrigger | NeverRestarted | ChangesOnly | Guard | GuardExpr | Protect | ProtectQueue
+    | Invariant,
     Field(discriminator="kind"),
 ]
 

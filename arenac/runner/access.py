@@ -46,6 +46,10 @@ class AgentAccess:
     def socket_dir(self) -> Path:
         return self.broker.socket_dir
 
+    def agent_restarts(self) -> dict[str, int]:
+        """Every workload's pod replacements by the agent so far (0 for the untouched)."""
+        return self.broker.toolbox.cluster.agent_restarts()
+
     def agent_env(self) -> dict[str, str]:
         return {"KUBECONFIG": "/dev/null"}  # kubectl here is the brokered one; no real cluster config leaks in
 

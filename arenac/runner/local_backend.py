@@ -111,7 +111,8 @@ class LocalBackend:
 
     def snapshot(self, t: float, baseline_ids: dict[str, int] | None, configmaps: bool = True) -> Snapshot:
         return take_snapshot(self._io(), self.bundle.plan, t, baseline_ids,
-                             stack=self.stack if configmaps else None)
+                             stack=self.stack if configmaps else None,
+                             agent_restarts=self.doors.agent_restarts() if self.doors is not None else None)
 
     def stop_agent_side(self) -> None:
         if self.account_lock is not None:

@@ -11,7 +11,9 @@ so that `changes only` and `protect` see it:
   system schemas, on their columns, on every schema and on the database (owners' implicit
   privileges included, so a change of owner shows);
 - Redis: every `CONFIG GET *` key (secrets as digests) and every ACL user's rules (`ACL LIST`);
-- the protected tables' row count and checksum, and the sequences' health.
+- the protected tables' row count and checksum, and the sequences' health;
+- once the agent's doors are open, how often the agent replaced each workload's pod (a rollout, a
+  deleted pod: the brokered cluster counts them), for `never restarted`.
 
 Protected tables are checksummed over the rows that existed at the baseline snapshot (the load
 adds rows all the time) and over every column except sequence counters (`seq`, `last_seq`),
@@ -34,9 +36,10 @@ _SYSTEM_SCHEMAS = "('pg_catalog', 'information_schema', 'pg_toast')"
 
 
 def take_snapshot(io: HarnessIO, plan: Plan, t: float, baseline_max_ids: dict[str, int] | None = None,
-                  stack: LocalStack | None = None) -> Snapshot:
+                  stack: LocalStack | None = None, agent_restarts: dict[str, int] | None = None) -> Snapshot:
     """`stack` (the running LocalStack): also record what every workload's ConfigMap holds (`configmaps`;
-    without it the snapshot has none, as a live check's snapshot needs none)."""
+    without it the snapshot has none, as a live check's snapshot needs none). `agent_restarts`: the
+    agent's pod replacements per workload so far, once its doors are open (none before)."""
     config, events, release = {}, {}, {}
     for service in plan.snapshots.config:
         view = io.admin(service, "GET", "/admin/config")
@@ -55,7 +58,7 @@ def take_snapshot(io: HarnessIO, plan: Plan, t: float, baseline_max_ids: dict[st
                     events=events, release=release, db_settings=db_settings, app_role=io.substrate.app_role,
                     roles=roles(io),
                     memberships=memberships(io), privileges=privileges(io), redis=redis_state(io), tables=tables,
-                    sequences=sequences)
+                    sequences=sequences, agent_restarts=agent_restarts)
 
 
 def max_ids(io: HarnessIO, plan: Plan) -> dict[str, int]:

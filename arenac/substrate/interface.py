@@ -177,6 +177,8 @@ class SubstrateDriver(Protocol):
         """Where this substrate's own code lies on this machine: the agent's sandbox hides it."""
     def read_config(self, path: Path) -> dict[str, str]:
         """A service's config file (or ConfigMap directory) as the ConfigMap data it stands for."""
+    def write_config(self, path: Path, data: dict[str, str]) -> None:
+        """Write ConfigMap data as the service's config file (its next start reads it)."""
     def datastore_init(self) -> dict[str, str]:
         """The PostgreSQL ConfigMap's data: its init scripts by key."""
     def route_client(self, target: str) -> RouteClient:

@@ -230,6 +230,12 @@ class Survives:
 
 
 @dataclass(frozen=True)
+class Never:
+    call: Call
+    span: Span
+
+
+@dataclass(frozen=True)
 class ChangesOnly:
     targets: tuple[Call, ...]
     span: Span

@@ -298,6 +298,10 @@ class ToAst(Transformer[Token, Any]):  # the rule a parse starts from decides wh
         return ast.Survives(children[0], self._span(meta))
 
     @v_args(meta=True)
+    def never(self, meta: Meta, children: list[Any]) -> ast.Never:
+        return ast.Never(children[0], self._span(meta))
+
+    @v_args(meta=True)
     def changes_only(self, meta: Meta, children: list[Any]) -> ast.ChangesOnly:
         return ast.ChangesOnly(tuple(children), self._span(meta))
 

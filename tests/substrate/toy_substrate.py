@@ -109,6 +109,9 @@ class ToyDriver:
         lines = path.read_text().splitlines() if path.exists() else []
         return dict(line.split("=", 1) for line in lines if "=" in line)
 
+    def write_config(self, path: Path, data: dict[str, str]) -> None:
+        path.write_text("".join(f"{key}={value}\n" for key, value in sorted(data.items())))
+
     def datastore_init(self) -> dict[str, str]:
         return {"init.sql": "CREATE TABLE toys (id int);\n"}
 

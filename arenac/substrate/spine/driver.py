@@ -58,6 +58,11 @@ class SpineDriver:
     def read_config(self, path: Path) -> dict[str, str]:
         return read_config_source(path)
 
+    def write_config(self, path: Path, data: dict[str, str]) -> None:
+        import yaml  # lazily: only the brokered cluster writes config files
+
+        path.write_text(yaml.safe_dump(data, default_flow_style=False, sort_keys=True))
+
     def datastore_init(self) -> dict[str, str]:
         return {key: chart_file(file).read_text() for key, file in POSTGRES_INIT.items()}
 
