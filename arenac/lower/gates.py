@@ -16,7 +16,7 @@ from arenac.core.units import Dimension, format_quantity
 from arenac.lower.config_keys import KeyType
 from arenac.lower.exprs import ExprContext, dimension_words, lower_predicate
 from arenac.lower.guard_exprs import GuardExprLowering
-from arenac.lower.guard_keys import GUARD_KINDS, event_state_ok, observed_key_type
+from arenac.lower.guard_keys import GUARD_KINDS, event_state_ok, observed_key_type, role_attribute_ok
 from arenac.lower.source_map import SourceMap
 from arenac.lower.targets import one_target, targets
 from arenac.model.actions import Target
@@ -281,6 +281,8 @@ class GateLowering:
         if target is None:
             return None
         if target.kind == "event" and not event_state_ok(comparison.op, right, comparison, self.ctx):
+            return None
+        if target.kind == "role" and not role_attribute_ok(target, comparison.left, self.ctx):
             return None
         if target.kind == "config":
             value = self._config_bound(target, comparison, right)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from arenac.core.units import Dimension
 from arenac.lower.config_keys import KeyType
 from arenac.lower.exprs import ExprContext, dimension_words
-from arenac.lower.guard_keys import GUARD_KINDS, event_state_ok, observed_key_type
+from arenac.lower.guard_keys import GUARD_KINDS, event_state_ok, observed_key_type, role_attribute_ok
 from arenac.lower.targets import one_target
 from arenac.model.actions import Target
 from arenac.model.gates import GuardExpr
@@ -139,7 +139,7 @@ class GuardExprLowering:
             return None if left is None or right is None else left + right
         if isinstance(node, ast.Call):
             target = one_target(node, self.ctx, kinds=GUARD_KINDS)
-            if target is None:
+            if target is None or (target.kind == "role" and not role_attribute_ok(target, node, self.ctx)):
                 return None
             key = observed_key_type(target, node, self.ctx) if target.kind == "config" else None
             if target.kind == "config" and key is None:

@@ -6,6 +6,8 @@ target a guard reads, or None after reporting why a guard cannot read it (E0305:
 the live value to guard instead). `GUARD_KINDS` are the target kinds a guard compares.
 `event_state_ok(op, bound, node, ctx)`: an `event(SERVICE.NAME)` reads `on` or `off` (whether the
 service's admin API has it switched on), so it compares with one of them by == or != (E0326).
+`role_attribute_ok(target, node, ctx)`: a guard on a role reads one attribute of it
+(`role(spine_app.connection_limit)`: E0305 for the whole role).
 """
 
 from __future__ import annotations
@@ -15,8 +17,16 @@ from arenac.lower.exprs import ExprContext
 from arenac.model.actions import Target
 from arenac.syntax import ast
 
-GUARD_KINDS = ("config", "db_setting", "redis", "release", "event")
+GUARD_KINDS = ("config", "db_setting", "redis", "release", "event", "role")
 EVENT_STATES = ("on", "off")
+
+
+def role_attribute_ok(target: Target, node: ast.Expr, ctx: ExprContext) -> bool:
+    if "." in target.ref:
+        return True
+    ctx.collector.error("E0305", "a guard reads one attribute of a role", node.span,
+                        f"e.g. role({target.ref}.connection_limit)")
+    return False
 
 
 def event_state_ok(op: str, bound: ast.Expr | None, node: ast.Comparison, ctx: ExprContext) -> bool:

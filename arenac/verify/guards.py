@@ -29,6 +29,10 @@ def lookup(snapshot: Snapshot, target: Target) -> JsonValue | Absent:
     if target.kind == "config":
         service, _, key = target.ref.partition(".")
         return snapshot.config.get(service, {}).get(key, ABSENT) if key else ABSENT
+    if target.kind == "role":  # one attribute; a flag reads as the name true or false
+        role, _, attribute = target.ref.partition(".")
+        value = snapshot.roles.get(role, {}).get(attribute, ABSENT) if attribute else ABSENT
+        return ("true" if value else "false") if isinstance(value, bool) else value
     if target.kind == "event":  # on or off: whether the service has it switched on
         service, _, name = target.ref.partition(".")
         events = snapshot.events.get(service)

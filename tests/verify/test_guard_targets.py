@@ -1,7 +1,8 @@
-"""Guards held at named snapshots (`guard ... at declaration`) and guards on an event's state, over
-recorded snapshots, on both sides: a guard reads exactly the snapshots its `at` names, a default
-guard still reads soak_end and after_restart only, and an event reads `on` or `off`. The guards are
-lowered from spec text by the compiler, as a bundle's gates.json holds them."""
+"""Guards held at named snapshots (`guard ... at declaration`), and guards on an event's state and on
+a role's attributes, over recorded snapshots, on both sides: a guard reads exactly the snapshots its
+`at` names, a default guard still reads soak_end and after_restart only, an event reads `on` or
+`off`, a role attribute its recorded value (a flag as true or false). The guards are lowered from
+spec text by the compiler, as a bundle's gates.json holds them."""
 
 from __future__ import annotations
 
@@ -94,3 +95,24 @@ def test_an_event_of_a_service_the_snapshot_lacks_fails_the_guard(run):
     del run.snapshots["declaration"]["events"]["channel"]  # its admin API did not answer
     assert not graded(run, lowered(f"{EVENT} == off at declaration")).passed
     assert not graded(run, lowered(f"{EVENT} != on at declaration")).passed
+
+
+def roles_at(run: RecordedRun, **attributes) -> None:
+    for label in ("soak_end", "after_restart"):
+        run.snapshots[label]["roles"]["spine_app"].update(attributes)
+
+
+def test_a_role_attribute_compares_as_recorded(run):
+    guard = lowered("role(spine_app.connection_limit) >= 20")
+    assert not graded(run, guard).passed  # recorded: -1, no limit
+    roles_at(run, connection_limit=50)
+    check = graded(run, guard)
+    assert check.passed and check.observed == {"soak_end": 50, "after_restart": 50}
+
+
+def test_a_role_flag_reads_as_true_or_false(run):
+    guard = lowered("role(spine_app.superuser) == false")
+    assert graded(run, guard).passed
+    roles_at(run, superuser=True)
+    assert not graded(run, guard).passed
+    assert graded(run, lowered("role(spine_app.superuser) == true or role(spine_app.connection_limit) >= 20")).passed
