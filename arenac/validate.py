@@ -112,6 +112,7 @@ def check_variant(lowered: LoweredTask, variant: Variant, errors: Collector) -> 
                                  f"`changes only` does not permit{where}", span,
                                  f"add {_spelled(touched)} to `changes only`")
     _check_durability(lowered, variant, where, errors)
+    _check_in_window(lowered, variant, where, errors)
     _check_never_restarted(lowered, variant, where, errors)
     _check_rbac(lowered, variant, where, errors)
     end_state = oracle_end_state(variant, lowered.substrate)
@@ -137,6 +138,43 @@ def _end_state_reader(end_state: dict[str, str]) -> Reader:
             return UNKNOWN
         return end_state[target.ref]
     return read
+
+
+# how long after its onset in the agent's window a fault's injection has surely landed (the oracle
+# starts with the agent, a fraction of a second after the window opens)
+IN_WINDOW_MARGIN_S = 5.0
+
+
+def _check_in_window(lowered: LoweredTask, variant: Variant, where: str, errors: Collector) -> None:
+    """A fault fired in the agent's window (`after agent start + D`) must be able to show within its
+    template's bound before the window ends, or the agent could never see it (E0526); the oracle
+    must wait for it before repairing it, or the injection would undo the repair (E0527)."""
+    window, steps = lowered.spec.window_s, lowered.spec.oracle
+    for fault in variant.faults:
+        if fault.onset.kind != "in_window" or fault.layer != "runtime" or fault.decoy:
+            continue
+        waited = 0.0  # the oracle's fixed waits before it repairs this fault
+        for step in steps:
+            if step.kind == "repair" and step.target == fault.name:
+                break
+            if step.kind == "wait_for":  # `wait until healthy` may return at once: it counts nothing
+                waited += step.duration_s or 0.0
+        needed = fault.onset.after_s + IN_WINDOW_MARGIN_S
+        if waited < needed:
+            when = f"{format_seconds(waited)} into the agent window" if waited else "as the agent window opens"
+            errors.error("E0527", f"the oracle repairs '{fault.name}' {when}, "
+                         f"before the fault fires ({format_seconds(fault.onset.after_s)} after the agent starts)"
+                         f"{where}",
+                         lowered.spans.repairs.get(fault.name, lowered.spans.task),
+                         f"wait first: `wait {format_seconds(needed - waited)}`{' more' if waited else ''} before "
+                         f"`repair {fault.name}`")
+        end = fault.onset.after_s + fault.manifest_within_s
+        if end > window:
+            errors.error("E0526", f"fault '{fault.name}' fires {format_seconds(fault.onset.after_s)} into the agent "
+                         f"window and may take {format_seconds(fault.manifest_within_s)} to show, past the window "
+                         f"of {format_seconds(window)}: the agent could never see it{where}",
+                         lowered.spans.onsets.get(fault.name, lowered.spans.task),
+                         f"fire it earlier, or lengthen `window` to at least {format_seconds(end)}")
 
 
 # the kubectl verbs that replace a workload's pod (a ConfigMap patch alone rewrites a file)

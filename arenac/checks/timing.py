@@ -8,6 +8,9 @@ Contract:
   `cycle <= D < soak` (the latest soak start is one cycle after the declaration, the earliest
   end is one soak after it). The freeze itself (a fraction of a real second) is left out: a
   recurrence at exactly one cycle can fire that long before the soak in the worst alignment.
+- An onset in the agent's window (`after agent start + D`) must leave the fault its manifestation
+  bound before the window ends, or the agent could never see it (E0526; per variant, where the
+  template's bound is known: validate.py).
 - An onset other than `at start` on a fault none of whose layers is `runtime` is an error (E0521):
   config- and image-layer faults are in the bundle's chart, active from provisioning, and the
   runner cannot delay them. A fault that also has a runtime layer keeps its onset for its runtime
@@ -22,7 +25,8 @@ from arenac.lower.task import LoweredTask
 
 # how an onset of each kind reads in a message
 _ONSET_WORDS = {"after": "a delayed onset (`after`)", "every": "a periodic onset (`every`)",
-                "when": "a conditional onset (`when`)"}
+                "when": "a conditional onset (`when`)",
+                "in_window": "an onset in the agent's window (`after agent start`)"}
 
 
 def check_timing(lowered: LoweredTask, errors: Collector) -> None:

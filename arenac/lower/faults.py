@@ -209,6 +209,8 @@ def _onset(onset: ast.Onset, ctx: ExprContext):
     if onset.kind == "after":
         assert onset.after is not None  # the grammar: `after <duration>`
         return Onset(kind="after", after_s=onset.after.quantity.value)
+    if onset.kind == "in_window":  # `after agent start [+ <duration>]`
+        return Onset(kind="in_window", after_s=onset.after.quantity.value if onset.after is not None else 0.0)
     if onset.kind == "every":
         # the grammar: `every <d> offset <d> for <d>`
         assert onset.every is not None and onset.offset is not None and onset.duration is not None

@@ -19,7 +19,11 @@ Scalar = str | int | float
 
 
 class Onset(Model):
-    kind: Literal["at_start", "after", "every", "when"]
+    """When a fault fires. `after_s` is from the fault phase's start for `after`, and from the
+    agent's start for `in_window` (`after agent start + D`: in the agent's window, or at its
+    declaration if that comes first)."""
+
+    kind: Literal["at_start", "after", "in_window", "every", "when"]
     after_s: float = 0.0
     every_s: float | None = None
     offset_s: float | None = None
@@ -28,7 +32,8 @@ class Onset(Model):
 
     @property
     def latest_start_s(self) -> float:
-        """When, after hand-over, the fault has fired at least once at the latest."""
+        """When, after the fault phase's start, the fault has fired at least once at the latest
+        (an `in_window` fault fires after the agent's start: 0 here, checks/timing.py checks it)."""
         if self.kind == "after":
             return self.after_s
         if self.kind == "every":

@@ -36,7 +36,7 @@ from arenac.runner.agents import AgentProcess, AgentSpec
 from arenac.runner.backend import Backend
 from arenac.runner.backlog import BacklogSamples
 from arenac.runner.harness_io import HarnessIO
-from arenac.runner.onsets import Onsets
+from arenac.runner.onsets import Manifestation, Onsets
 from arenac.runner.records import write_model
 from arenac.runner.snapshot import max_ids
 from arenac.runner.watch import PartsWatch, changing_calls
@@ -86,6 +86,9 @@ class Episode:
         self.io: HarnessIO | None = None
         self.agent: AgentProcess | None = None
         self.declared = threading.Event()
+        self.window_closed = threading.Event()  # the agent declared, stopped, or its window ran out
+        # the manifestation of each fault fired in the agent's window (None: the episode stopped first)
+        self.in_window: dict[str, Manifestation | None] = {}
         self.agent_started = threading.Event()
         self.harness_changes: list[HarnessChange] = []  # what the harness changed after the handover
         self.threads: list[threading.Thread] = []
@@ -122,6 +125,8 @@ class Episode:
         self.log("soak", start=soak_start, end=soak_end)
         self._sleep_until(soak_end)
         self._snapshot("soak_end")
+        if not self._in_window_manifested():
+            return
         # what became of every acknowledged write (protect table(messages), protect queue(fanout))
         self.step = "record of acknowledged writes"
         write_model(self.evidence / "acked_soak_end.json",
@@ -151,9 +156,10 @@ class Episode:
         """Schedule every fault's onset and wait for each (not a decoy) to show; False (the trial
         void, recorded) when one did not within its bound."""
         for fault in self.faults:
-            self.onsets.schedule(fault, handover)
+            if not _in_window(fault):  # those fire in the agent's window (_agent_window)
+                self.onsets.schedule(fault, handover)
         for fault in self.faults:
-            if fault.decoy:  # not the cause: nothing to wait for
+            if fault.decoy or _in_window(fault):  # not the cause, or not yet: nothing to wait for now
                 continue
             manifestation = self.onsets.await_manifestation(fault, handover)
             if manifestation is None:
@@ -177,9 +183,12 @@ class Episode:
         self.log("agent_started", agent=agent.name, sandbox=self.sandbox,
                  **({"sandbox_reason": self.sandbox_reason} if self.sandbox_reason else {}))
         window_end = agent_start + self.plan.timeline.agent_window_s
+        for fault in filter(_in_window, self.faults):
+            self._thread(self._fire_in_window, fault, agent_start + fault.onset.after_s)
         while clock.now() < window_end and not self.declared.is_set() and process.running():
             if self.stop.wait(0.05):
                 raise InfraError("interrupted")
+        self.window_closed.set()
         declared_at = clock.now()
         frozen = process.freeze()
         frozen_at = clock.now()
@@ -263,6 +272,31 @@ class Episode:
             raise InfraError(f"harness step '{self.step}' before the substrate was provisioned")
         return self.io
 
+    def _fire_in_window(self, fault, at: float) -> None:
+        if self.onsets.fire_in_window(fault, at, self.window_closed) and not fault.decoy:
+            self.in_window[fault.name] = self.onsets.await_manifestation(fault, at)
+        else:
+            self.in_window[fault.name] = None
+
+    def _in_window_manifested(self) -> bool:
+        """Whether every fault fired in the agent's window showed within its bound; False (the
+        trial void, recorded) when one did not. Waits for each check to end (its bound after its
+        onset, which the compiler keeps inside the window: E0526)."""
+        for fault in (f for f in self.faults if _in_window(f) and not f.decoy):
+            while fault.name not in self.in_window:
+                if self.stop.wait(0.1):
+                    raise InfraError("interrupted")
+            manifestation = self.in_window[fault.name]
+            if manifestation is None:
+                raise InfraError("interrupted")
+            if not manifestation.manifested:
+                self.timeline = self.timeline.ended("void", f"fault '{fault.name}' did not manifest within "
+                                                            f"{fault.manifest_within_s:g}s of its onset in the "
+                                                            "agent's window")
+                self.log("void", fault=fault.name, last_problem=manifestation.last_problem)
+                return False
+        return True
+
     def _mark(self, **times: float | None) -> None:
         """Record clock marks (plan seconds) in the timeline."""
         self.timeline = self.timeline.model_copy(update=times)
@@ -325,3 +359,8 @@ class Episode:
         self.log("torn_down")
         if unwritten:
             raise unwritten[0]
+
+
+def _in_window(fault) -> bool:
+    """A runtime fault whose onset is in the agent's window (`after agent start + D`)."""
+    return fault.layer == "runtime" and fault.onset.kind == "in_window"

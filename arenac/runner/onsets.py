@@ -4,7 +4,9 @@ manifested.
 Contract: `schedule(fault, handover)` starts the fault (runtime faults at their onset: at the start,
 after a delay, every period, or when a condition holds; the chart's layers are active since
 provisioning, and only their workload triggers are fired at the handover) and records its onset
-time in `times` (None until a `when` condition held). `await_manifestation(fault, handover)` checks
+time in `times` (None until a `when` condition held). A runtime fault with an onset in the agent's
+window is the episode's to time: `fire_in_window(fault, at, window_closed)` fires it at `at` or
+when the window closes, whichever is first. `await_manifestation(fault, handover)` checks
 the fault's manifestation predicate on the live evidence once a real second until it holds or the
 bound passes (its `manifest_within`, at least the look-back of a hung request): a `Manifestation`,
 or None when the episode was stopped. `recur_at(fault, at)` fires the fault again later. Every
@@ -55,6 +57,8 @@ class Onsets:
         """Start the fault's onset: now for the chart's layers (only its workload triggers are left
         to fire), at its time, periodically, or when its condition holds."""
         onset = fault.onset
+        if onset.kind == "in_window" and fault.layer == "runtime":
+            raise ValueError(f"fault '{fault.name}' fires in the agent's window: the episode times it (fire_in_window)")
         if fault.layer != "runtime":
             self.log("onset", fault=fault.name, layer=fault.layer, note="active since provisioning (chart)")
             self.times[fault.name] = 0.0
@@ -72,6 +76,19 @@ class Onsets:
         else:  # when
             self.times[fault.name] = None
             self.spawn(self._inject_when, fault)
+
+    def fire_in_window(self, fault, at: float, window_closed: threading.Event) -> bool:
+        """An `after agent start + D` fault: fired at plan time `at` (the agent's start + D), or when
+        the agent's window closes if that comes first (a declaration before the incident does not
+        spare the agent it). False when the episode was stopped first."""
+        while self.clock.now() < at and not window_closed.is_set():
+            if self.stop.wait(min(0.05, self.clock.real(at - self.clock.now()))):
+                return False
+        self.times[fault.name] = self.clock.now()
+        self.log("onset", fault=fault.name, in_window=True,
+                 **({"at_window_close": True} if self.clock.now() < at else {}))
+        self.perform(fault.inject, f"inject {fault.name}")
+        return True
 
     def _inject_at(self, fault, at: float) -> None:
         if self.clock.sleep_until(at, self.stop):

@@ -102,7 +102,7 @@ class Setting:
 
 @dataclass(frozen=True)
 class Onset:
-    kind: str  # at_start | after | every | when
+    kind: str  # at_start | after | in_window | every | when
     span: Span
     after: QuantityLit | None = None
     every: QuantityLit | None = None

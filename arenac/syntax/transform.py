@@ -161,6 +161,11 @@ class ToAst(Transformer[Token, Any]):  # the rule a parse starts from decides wh
         return ast.Onset("after", self._span(meta), after=self._quantity(children[0]))
 
     @v_args(meta=True)
+    def onset_in_window(self, meta: Meta, children: list[Any]) -> ast.Onset:
+        (delay,) = children
+        return ast.Onset("in_window", self._span(meta), after=self._quantity(delay) if delay is not None else None)
+
+    @v_args(meta=True)
     def onset_every(self, meta: Meta, children: list[Any]) -> ast.Onset:
         every, offset, duration = (self._quantity(t) for t in children)
         return ast.Onset("every", self._span(meta), every=every, offset=offset, duration=duration)
