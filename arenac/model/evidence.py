@@ -232,11 +232,16 @@ class ChallengeRecord(EvidenceModel):
 
 # ---- harness_changes.json -----------------------------------------------------------------------
 class HarnessChange(EvidenceModel):
-    """One harness action after the agent started: when, what, and the targets it may change."""
+    """One harness action after the agent started: when, what, the targets it may change, and the
+    label of the snapshot taken right after it (`after_harness_N`: what the harness left those
+    targets at; absent when it could not be taken, and in older runs)."""
+
+    omitted_when_empty: ClassVar[frozenset[str]] = frozenset({"snapshot"})
 
     t: float
     what: str
     targets: tuple[str, ...]
+    snapshot: str | None = None
 
 
 class HarnessChanges(EvidenceModel):

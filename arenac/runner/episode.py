@@ -91,6 +91,7 @@ class Episode:
         self.in_window: dict[str, Manifestation | None] = {}
         self.agent_started = threading.Event()
         self.harness_changes: list[HarnessChange] = []  # what the harness changed after the handover
+        self.changes_lock = threading.Lock()
         self.threads: list[threading.Thread] = []
         self.backlog = BacklogSamples(evidence / "backlog.json", clock, driver_for(self.plan.substrate).queues)
         self.onsets = Onsets(clock, stop, log, evidence, scratch, perform=self._perform, spawn=self._thread,
@@ -317,10 +318,13 @@ class Episode:
         self.log("snapshot", label=label)
 
     def _perform(self, actions, what: str) -> bool:
+        index = None
         if self.agent_started.is_set():
             # recorded before acting: a half-done action may have changed its targets too
-            targets = [str(t) for t in touched_targets(actions)]
-            self.harness_changes.append(HarnessChange(t=round(self.clock.now(), 3), what=what, targets=tuple(targets)))
+            targets = tuple(str(t) for t in touched_targets(actions))
+            with self.changes_lock:  # onsets fire from threads of their own
+                self.harness_changes.append(HarnessChange(t=round(self.clock.now(), 3), what=what, targets=targets))
+                index = len(self.harness_changes) - 1
         try:
             bursts = []  # what a workload trigger achieved is worth a line in the timeline
             for action in actions:
@@ -332,6 +336,22 @@ class Episode:
         except Exception as error:  # recorded; the episode goes on
             self.log("harness_action", what=what, ok=False, error=f"{type(error).__name__}: {error}")
             return False
+        finally:
+            if index is not None:
+                self._snapshot_after_harness(index)
+
+    def _snapshot_after_harness(self, index: int) -> None:
+        """What the harness's change `index` left its targets at (`after_harness_N`), so that the
+        agent's own later change of one of them still shows (verify/scope.py)."""
+        label = f"after_harness_{index + 1}"
+        try:
+            write_model(self.evidence / "snapshots" / f"{label}.json",
+                        self.backend.snapshot(self.clock.now(), self.baseline_ids))
+        except Exception as error:  # the targets stay the harness's, as in a run without the snapshot
+            self.log("harness_snapshot", label=label, ok=False, error=f"{type(error).__name__}: {error}")
+            return
+        with self.changes_lock:
+            self.harness_changes[index] = self.harness_changes[index].model_copy(update={"snapshot": label})
 
     def teardown(self) -> None:
         """Stop everything the episode started, whatever fails on the way: a write that fails (a
