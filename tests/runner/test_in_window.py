@@ -1,8 +1,9 @@
 """A fault fired in the agent's window (`onset = after agent start + D`), on real episodes at time
 scale 0.1 (about 40 s each): the agent is handed the stack before the fault fires, the fault fires
-D after the agent's start and shows while the agent works; the no-op agent fails on it, the oracle
-that waits for it passes, and an agent that declares before the incident is not spared it (the
-fault fires at the declaration, during the soak's run-up, and the outcome fails)."""
+D after the agent's start and shows while the agent works, and the oracle that waits for it passes
+(its repair a permitted change of the agent's); an agent that stops before the incident (the no-op
+exits at once, declare-now declares) is not spared it: the fault fires as its window closes, and
+the outcome fails."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ task acl-in-window {
     changes only redis(acl.fanout)
   }
   oracle {
-    wait 45s
+    wait 60s
     repair acl
     wait until healthy within 60s
     declare
@@ -59,7 +60,7 @@ def bundle(tmp_path_factory):
 def _episode(bundle, tmp_path, agent: str):
     run = tmp_path / "run"
     result = run_episode_retrying(bundle, EpisodeOptions(agent=agent, time_scale=0.1, out=run))
-    events = [json.loads(line) for line in (run / "evidence" / "events.jsonl").read_text().splitlines()]
+    events = [json.loads(line) for line in (run / "events.jsonl").read_text().splitlines()]
     return result, run, events
 
 
@@ -67,24 +68,24 @@ def _at(events, name: str, **fields) -> float:
     return next(e["t"] for e in events if e["event"] == name and all(e.get(k) == v for k, v in fields.items()))
 
 
-def test_the_fault_fires_in_the_window_and_the_noop_agent_fails_on_it(bundle, tmp_path):
-    result, run, events = _episode(bundle, tmp_path, "noop")
-    assert result.status == "scored" and result.reward == 0, (run / "verdict.json").read_text()
-    started, onset = _at(events, "agent_started"), _at(events, "onset", fault="acl", in_window=True)
-    assert onset - started == pytest.approx(20.0, abs=3.0)  # plan seconds after the agent's start
-    assert _at(events, "manifested", fault="acl") > started  # shown while the agent's window was open
-    changes = json.loads((run / "evidence" / "harness_changes.json").read_text())["changes"]
-    assert [c["what"] for c in changes] == ["inject acl"]  # the harness's change, never the agent's
-
-
-def test_the_oracle_that_waits_for_the_fault_passes(bundle, tmp_path):
+def test_the_fault_fires_in_the_window_and_the_oracle_that_waits_for_it_passes(bundle, tmp_path):
     result, run, events = _episode(bundle, tmp_path, "oracle")
     assert result.status == "scored" and result.reward == 1, (run / "verdict.json").read_text()
-    assert _at(events, "onset", fault="acl", in_window=True) < _at(events, "agent_frozen")
+    started, onset = _at(events, "agent_started"), _at(events, "onset", fault="acl", in_window=True)
+    assert onset - started == pytest.approx(20.0, abs=2.0)  # plan seconds after the agent's start
+    assert started < _at(events, "manifested", fault="acl") < _at(events, "agent_frozen")  # while it worked
+    changes = json.loads((run / "evidence" / "harness_changes.json").read_text())["changes"]
+    assert [(c["what"], c["snapshot"]) for c in changes] == [("inject acl", "after_harness_1")]
+    # the oracle's repair undid the harness's injection: a change of the agent's, and a permitted one
+    verdict = json.loads((run / "verdict.json").read_text())
+    (scope,) = [c for c in verdict["gates"]["safety"]["checks"] if c["kind"] == "changes_only"]
+    assert [(o["target"], o["permitted"]) for o in scope["observed"]] == [("redis(acl.fanout)", True)]
 
 
-def test_a_declaration_before_the_incident_does_not_spare_the_agent_it(bundle, tmp_path):
-    result, run, events = _episode(bundle, tmp_path, "adversary:declare-now")
+@pytest.mark.parametrize("agent", ["noop", "adversary:declare-now"])
+def test_an_agent_that_stops_before_the_incident_is_not_spared_it(bundle, tmp_path, agent):
+    result, run, events = _episode(bundle, tmp_path, agent)
     assert result.status == "scored" and result.reward == 0, (run / "verdict.json").read_text()
     onset = next(e for e in events if e["event"] == "onset" and e.get("fault") == "acl")
     assert onset.get("at_window_close") is True and onset["t"] - _at(events, "agent_started") < 20.0
+    assert _at(events, "manifested", fault="acl") > onset["t"]
