@@ -64,7 +64,29 @@ def every_token(text: str) -> Iterator[Token]:
     lexer = _lexer_keeping_ignored()
     state = LexerThread.from_text(lexer, text).state  # a fresh scan of `text`, as `Lark.lex` starts one
     assert state is not None
-    return lexer.lex(state, None)
+    return _signs_after_operands(lexer.lex(state, None), ignored_terminals())
+
+
+# what a value ends with: after one of these, `-2` is a subtraction, as the parser reads it
+_OPERAND_ENDS = frozenset({"NUMBER", "QUANTITY", "RPAR", "NAME", "STRING"})
+
+
+def _signs_after_operands(tokens: Iterator[Token], ignored: frozenset[str]) -> Iterator[Token]:
+    """A signed number (`-2`) right after an operand is the parser's `- 2` (its contextual lexer
+    expects an operator there): split it the same way, so a layout spaces it as a subtraction."""
+    previous = ""
+    for token in tokens:
+        if token.type == "NUMBER" and token.value.startswith("-") and previous in _OPERAND_ENDS:
+            assert token.line is not None and token.column is not None and token.start_pos is not None
+            yield Token("ADD_OP", "-", start_pos=token.start_pos, line=token.line, column=token.column,
+                        end_line=token.line, end_column=token.column + 1, end_pos=token.start_pos + 1)
+            yield Token("NUMBER", token.value[1:], start_pos=token.start_pos + 1, line=token.line,
+                        column=token.column + 1, end_line=token.end_line, end_column=token.end_column,
+                        end_pos=token.end_pos)
+        else:
+            yield token
+        if token.type not in ignored:
+            previous = token.type
 
 
 @functools.lru_cache(maxsize=1)
