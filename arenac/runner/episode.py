@@ -274,10 +274,15 @@ class Episode:
         return self.io
 
     def _fire_in_window(self, fault, at: float) -> None:
-        if self.onsets.fire_in_window(fault, at, self.window_closed) and not fault.decoy:
-            self.in_window[fault.name] = self.onsets.await_manifestation(fault, at)
-        else:
-            self.in_window[fault.name] = None
+        manifestation: Manifestation | None = None
+        try:
+            if self.onsets.fire_in_window(fault, at, self.window_closed) and not fault.decoy:
+                manifestation = self.onsets.await_manifestation(fault, at)
+        except Exception as error:  # its check could not run: it is not seen to manifest, and says why
+            self.log("manifestation_check_failed", fault=fault.name, error=f"{type(error).__name__}: {error}")
+            manifestation = Manifestation(False)
+        finally:  # always answered: _in_window_manifested waits for it
+            self.in_window[fault.name] = manifestation
 
     def _in_window_manifested(self) -> bool:
         """Whether every fault fired in the agent's window showed within its bound; False (the
