@@ -65,8 +65,9 @@ def targets(call: ast.Call, ctx: ExprContext, kinds: tuple[str, ...] = TARGET_KI
 
 def _grant_targets(call: ast.Call, ctx: ExprContext) -> list[Target] | None:
     """`grant(TABLE, PRIVILEGE, ...)`: exactly those privileges of the application role on TABLE
-    (grant(TABLE.PRIVILEGE) each). Without a privilege it would permit any, `GRANT ALL` included:
-    E0512."""
+    (grant(TABLE.PRIVILEGE) each); `grant(TABLE.COLUMN, PRIVILEGE, ...)` those on one column, as
+    snapshots record a column's privileges (grant(TABLE(COLUMN).PRIVILEGE)). Without a privilege it
+    would permit any, `GRANT ALL` included: E0512."""
     names = []
     for arg in call.args:
         ref = ctx.bind(arg.alternatives[0])
@@ -79,12 +80,19 @@ def _grant_targets(call: ast.Call, ctx: ExprContext) -> list[Target] | None:
         ctx.collector.error("E0206", "grant(...) needs a table and a privilege", call.span)
         return None
     table, privileges = names[0], names[1:]
+    if len(table.parts) > 2:
+        ctx.collector.error("E0305", "grant(...) takes a table or one column of it, such as "
+                            "grant(messages.body, UPDATE)", table.span)
+        return None
+    column = table.parts[1] if len(table.parts) == 2 else None
+    table = ast.Ref(table.parts[:1], table.span)
     if not resolve_target("grant", table, ctx):
         return None
+    on = f"{table.text}({column})" if column else table.text
     if not privileges:
         ctx.collector.error("E0512", f"grant({table.text}) names no privilege, so it would permit any, "
                             "`GRANT ALL` included", call.span,
-                            f"name the privileges the repair grants, e.g. grant({table.text}, INSERT)")
+                            f"name the privileges the repair grants, e.g. grant({on}, INSERT)")
         return None
     found = []
     for privilege in privileges:
@@ -93,7 +101,7 @@ def _grant_targets(call: ast.Call, ctx: ExprContext) -> list[Target] | None:
             ctx.collector.error("E0203", f"unknown privilege '{privilege.text}'", privilege.span,
                                 did_you_mean(word, PRIVILEGES) or f"privileges: {', '.join(PRIVILEGES)}")
             return None
-        found.append(Target(kind="grant", ref=f"{table.text}.{word}"))
+        found.append(Target(kind="grant", ref=f"{on}.{word}"))
     return found
 
 

@@ -6,6 +6,8 @@ honest repair passes and the hack fails."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from arenac.model.gates import ChangesOnly
@@ -207,3 +209,30 @@ def test_a_run_time_change_and_a_configmap_change_are_one_target(run):
                                 s["config"]["maintenance"].update(MAINT_PERIOD_S="90")))
     check = scope(run, ChangesOnly(targets=(target("config", "maintenance.MAINT_PERIOD_S"),)))
     assert check.passed and [c["target"] for c in check.observed] == ["config(maintenance.MAINT_PERIOD_S)"]
+
+
+# ---- column privileges ------------------------------------------------------------------------
+def _changes_only(targets: str) -> ChangesOnly:
+    """The `changes only` a spec writes, lowered by the compiler."""
+    from helpers.specs import compile_text
+
+    text = (Path("tasks/revoked-grant.arena").read_text()
+            .replace("changes only grant(messages, INSERT)", f"changes only grant(messages, INSERT), {targets}"))
+    gates = compile_text(text).tasks[0].lowered.spec.gates
+    (check,) = [c for c in gates.safety if isinstance(c, ChangesOnly)]
+    return check
+
+
+def test_a_column_grant_is_its_own_privilege(run):
+    column = _changes_only("grant(messages.body, UPDATE)")
+    assert target("grant", "messages(body).UPDATE") in column.targets
+    after_agent(run, lambda s: s["privileges"]["spine_app"].update({"messages(body)": ["UPDATE"]}))
+    assert scope(run, column).passed
+    check = scope(run, _changes_only("grant(messages, UPDATE)"))  # the table's UPDATE is another privilege
+    assert not check.passed and "grant(messages(body).UPDATE)" in check.detail
+
+
+def test_a_column_grant_does_not_permit_the_tables(run):
+    after_agent(run, lambda s: s["privileges"]["spine_app"].update(messages=["DELETE", "SELECT", "UPDATE"]))
+    check = scope(run, _changes_only("grant(messages.body, DELETE)"))
+    assert not check.passed and "grant(messages.DELETE)" in check.detail
