@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import math
 
-from arenac.core.units import format_seconds
+from arenac.core.units import Dimension, format_seconds
 from arenac.model.gates import BinOp, Const, Expr, Metric, Predicate
 from arenac.model.verdict import Check, Window
-from arenac.verify.metrics import Measured, Measurer, fmt, metric_text
+from arenac.verify.metrics import Measured, Measurer, metric_text
+from arenac.verify.spelled import dimension_of, spelled
 
 
 def predicate_window(predicate: Predicate, base: Window) -> Window:
@@ -51,7 +52,7 @@ class _Evaluation:
             measured: Measured = self.measurer.measure(expr, self.window)
             text = metric_text(expr)
             self.terms[text] = measured.value
-            shown = fmt(measured.value) if measured.value is not None else "undefined"
+            shown = spelled(measured.value, dimension_of(expr)) if measured.value is not None else "undefined"
             note = f"{text} = {shown}"
             if measured.value is None or not expr.baseline:
                 note += f" ({measured.note.removeprefix('undefined: ')})"
@@ -76,7 +77,12 @@ def evaluate_predicate(predicate: Predicate, measurer: Measurer, base: Window) -
         passed, verdict = False, "undefined"
     else:
         passed = compare(left, predicate.op, right)
-        verdict = f"{fmt(left)} {predicate.op} {fmt(right)} {'holds' if passed else 'does not hold'}"
+        # in the predicate's own unit, the one the spec wrote its bound in
+        dimension = dimension_of(predicate.left)
+        if dimension is Dimension.number:
+            dimension = dimension_of(predicate.right)
+        verdict = (f"{spelled(left, dimension)} {predicate.op} {spelled(right, dimension)} "
+                   f"{'holds' if passed else 'does not hold'}")
     return Check(kind="predicate", text=predicate.text, passed=passed, observed=left, threshold=right,
                  window=window, detail=f"{verdict}; {notes}" if notes else verdict, terms=evaluation.terms)
 

@@ -63,7 +63,7 @@ def test_each_live_check_returns_its_own_reason_whatever_runs_beside_it(tmp_path
     _side_by_side([threading.Thread(target=one), threading.Thread(target=other)], timeout_s=10)
     assert not checks["a, read after b"].holds
     assert checks["a, read after b"].detail == f"no ledger yet at {first / 'ledger.json'}"
-    assert not checks["b"].holds and checks["b"].detail == ("0 >= 0.5 does not hold; error_rate(send) = 0 "
+    assert not checks["b"].holds and checks["b"].detail == ("0% >= 50% does not hold; error_rate(send) = 0% "
                                                             "(0 errors / 200 requests (route send))")
 
 
@@ -106,5 +106,5 @@ def test_two_episodes_side_by_side_each_void_with_their_own_last_problem(tmp_pat
     assert not results["no-ledger"].manifested
     assert results["no-ledger"].last_problem == f"no ledger yet at {episodes['no-ledger'].evidence / 'ledger.json'}"
     assert not results["healthy"].manifested
-    assert results["healthy"].last_problem.startswith("0 >= 0.5 does not hold; error_rate(send) = 0 ")
-    assert results["failing"].manifested and results["failing"].last_problem.startswith("1 >= 0.5 holds")
+    assert results["healthy"].last_problem.startswith("0% >= 50% does not hold; error_rate(send) = 0% ")
+    assert results["failing"].manifested and results["failing"].last_problem.startswith("100% >= 50% holds")

@@ -59,8 +59,8 @@ def test_a_void_episode_beside_a_scored_one_records_its_own_reason(tmp_path):
     [record] = _events(void_dir, "void")
     # its own predicate over its own ledger: the other episode checks `error_rate(send) > 20%`
     assert record["fault"] == fault
-    assert " >= 2 does not hold; error_rate(send) = " in record["last_problem"], record
-    assert "> 0.2" not in record["last_problem"] and "run-scored" not in record["last_problem"], record
+    assert " >= 200% does not hold; error_rate(send) = " in record["last_problem"], record
+    assert "> 20%" not in record["last_problem"] and "run-scored" not in record["last_problem"], record
     verdict = json.loads((void_dir / "verdict.json").read_text())
     assert verdict["status"] == "void" and verdict["reason"] == results["void"].reason
 
