@@ -12,5 +12,5 @@ from arenac.runner.options import EpisodeOptions, EpisodeResult
 from arenac.runner.trial import run_episode
 
 
-def run_episode_retrying(bundle: RunnableBundle, options: EpisodeOptions) -> EpisodeResult:
-    return retry.run_retrying(run_episode, bundle, options, threading.Event(), retries=1).result
+def run_episode_retrying(bundle: RunnableBundle, options: EpisodeOptions, retries: int = 1) -> EpisodeResult:
+    return retry.run_retrying(run_episode, bundle, options, threading.Event(), retries=retries).result

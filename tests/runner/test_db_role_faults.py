@@ -1,8 +1,8 @@
 """The read-only database and the per-role connection limit as faults, on real episodes at time
 scale 0.1 (about 40 s each): each manifests under spine's load (the no-op agent is scored and
 fails), and its template's repair, as the oracle applies it, passes; the guards these tasks hold
-(the setting gone at the declaration; the limit lifted) read the snapshots' database settings and
-role attributes."""
+(the setting reset, so absent, at the declaration: a comparison alone over an absent setting is
+false; the limit lifted) read the snapshots' database settings and role attributes."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ task read-only {
   gate outcome = standard_outcome(route: send)
   gate safety {
     changes only db_setting(spine.default_transaction_read_only), session(spine_app)
-    guard db_setting(spine.default_transaction_read_only) != on at declaration
+    guard absent(db_setting(spine.default_transaction_read_only)) or db_setting(spine.default_transaction_read_only) == off at declaration
     use messages_intact()
   }
 }
@@ -66,7 +66,10 @@ def bundles(tmp_path_factory):
 @pytest.mark.parametrize("agent, reward", [("noop", 0), ("oracle", 1)])
 def test_the_fault_manifests_and_its_repair_passes(bundles, tmp_path, task, agent, reward):
     run = tmp_path / "run"
-    result = run_episode_retrying(bundles[task], EpisodeOptions(agent=agent, time_scale=0.1, out=run))
+    # both faults end every session of the app role at once (and the read-only repair again): the
+    # services' reconnection storm can starve the load generator on 2 cores now and then, an attempt
+    # that measured the machine (seen: 1 in 3 oracle runs of read-only overloaded): two retries
+    result = run_episode_retrying(bundles[task], EpisodeOptions(agent=agent, time_scale=0.1, out=run), retries=2)
     verdict = json.loads((run / "verdict.json").read_text())
     assert result.status == "scored" and result.reward == reward, json.dumps(verdict, indent=1)[:3000]
     guard = next(c for c in verdict["gates"]["safety"]["checks"] if c["kind"] == "guard")
