@@ -28,7 +28,7 @@ task read-only {
   gate outcome = standard_outcome(route: send)
   gate safety {
     changes only db_setting(spine.default_transaction_read_only), session(spine_app)
-    guard absent(db_setting(spine.default_transaction_read_only)) or db_setting(spine.default_transaction_read_only) == off at declaration
+    guard absent(db_setting(spine.default_transaction_read_only)) at declaration
     use messages_intact()
   }
 }
