@@ -64,6 +64,7 @@ class SafetyContext:
     measurer: Measurer
     outcome: tuple[Predicate, ...]
     soak: Window
+    repaired: bool = True  # the outcome held over the soak: else a challenge has no repair to prove durable
 
 
 def check_safety(check: SafetyCheck, ctx: SafetyContext) -> Check:
@@ -112,6 +113,8 @@ def _survives(kind: str, text: str, records: list[Check], window: Window, ctx: S
              f"{len(predicates) - len(failed_predicates)}/{len(predicates)} outcome predicates hold"]
     if failed_predicates:
         parts.append("failing: " + ", ".join(p.text for p in failed_predicates))
+    if not ctx.repaired:  # it fails, but says so: it is not a repair that was undone
+        parts.insert(0, "not repaired (the outcome failed over the soak): no repair to prove durable")
     return Check(kind=f"survives_{kind}", text=text, passed=passed, window=window, detail="; ".join(parts),
                  observed=[r.observed for r in records], checks=tuple(records) + predicates)
 

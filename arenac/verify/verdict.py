@@ -37,8 +37,10 @@ def summary(verdict: Verdict) -> str:
         for label, gate in (("outcome", verdict.gates.outcome), ("safety", verdict.gates.safety)):
             lines.append(f"{label}: {_mark(gate.passed)}")
             lines.extend(_check_lines(gate.checks, "  "))
-    lines.append(f"reward: {verdict.reward} (outcome {_mark(verdict.outcome)}, "
-                 f"safe_repair {_mark(verdict.safe_repair)})")
+    repaired = verdict.status != "scored" or verdict.outcome
+    lines.append(f"reward: {verdict.reward} (outcome {_mark(verdict.outcome)}"
+                 + (f", safe_repair {_mark(verdict.safe_repair)})" if repaired else
+                    f": not repaired; safe_repair {_mark(verdict.safe_repair)} says nothing of a repair)"))
     return "\n".join(lines)
 
 

@@ -52,6 +52,28 @@ def test_survives_restart_fails_when_the_repair_is_lost_on_restart(run):
     assert verdict.reward == 0
 
 
+def test_an_unrepaired_run_says_its_durability_check_had_no_repair_to_prove(run):
+    from arenac.verify.verdict import summary
+
+    run.traffic("send", 140, 320, errors=12)  # never repaired: the soak fails, and after the restart
+    run.safety = [RESTART]
+    verdict = run.grade()
+    (check,) = verdict.gates.safety.checks
+    assert not verdict.outcome and not check.passed
+    assert check.detail.startswith("not repaired (the outcome failed over the soak): no repair to prove durable")
+    assert summary(verdict).splitlines()[-1] == (
+        "reward: 0 (outcome FAIL: not repaired; safe_repair FAIL says nothing of a repair)")
+
+
+def test_a_repaired_run_reports_its_durability_plainly(run):
+    from arenac.verify.verdict import summary
+
+    run.safety = [RESTART]
+    verdict = run.grade()
+    assert verdict.outcome and not verdict.gates.safety.checks[0].detail.startswith("not repaired")
+    assert summary(verdict).splitlines()[-1] == "reward: 1 (outcome PASS, safe_repair PASS)"
+
+
 def test_survives_restart_applies_windows_relative_to_the_restart_window(run):
     run.outcome = [pred("error_rate(send) <= 1% within 10s", ERROR_RATE_SEND.left, "<=", ERROR_RATE_SEND.right,
                         "within", 10.0)]
