@@ -1,11 +1,13 @@
 """The episodes of `arenac run` and `arenac qualify`, once their input was checked (arenac/cli/runs.py):
 open the bundles, run, print the result line or the qualification table, and the exit code.
 
-Contract: `run_command` and `qualify_command` return the exit code: 0 when the run was scored
-(whatever the reward) or every variant qualified, 1 otherwise (an infra_error, a variant that did
-not qualify), 2 for an agent or strategy that names nothing, 3 when the runner refused to start
-(`arenac: refusing to run: ...`: a tampered bundle, a sandbox that cannot be had). This module
-imports the runner's episode machinery, so it is imported only by those two commands.
+Contract: `run_command` returns 0 when the run passed (scored, reward 1), 1 for a scored failure
+(reward 0, or a harness step the agent broke: `failed`), 4 when it was void, 5 for an
+infra_error, and prints the failing checks under its result line (docs/runner.md, "Exit codes");
+`qualify_command` 0 when every variant qualified, 1 otherwise. Both: 2 for an agent or strategy
+that names nothing, 3 when the runner refused to start (`arenac: refusing to run: ...`: a
+tampered bundle, a sandbox that cannot be had). This module imports the runner's episode
+machinery, so it is imported only by those two commands.
 """
 
 from __future__ import annotations
@@ -15,10 +17,17 @@ from pathlib import Path
 
 from arenac.cli.qualify_table import print_table, progress_line
 from arenac.runner.launch import Launcher, RunRefused, check_agent, check_strategies, prepare, run_one, warn_capacity
-from arenac.runner.options import EpisodeOptions
+from arenac.runner.options import EpisodeOptions, EpisodeResult
 from arenac.runner.qualify import qualify
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_REFUSED = 0, 1, 2, 3
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_REFUSED, EXIT_VOID, EXIT_INFRA_ERROR = 0, 1, 2, 3, 4, 5
+
+
+def run_exit_code(result: EpisodeResult) -> int:
+    """The exit code of one run (the module's contract)."""
+    if result.status == "scored":
+        return EXIT_OK if result.reward == 1 else EXIT_FAILED
+    return {"failed": EXIT_FAILED, "void": EXIT_VOID}.get(result.status, EXIT_INFRA_ERROR)
 
 
 def run_command(bundle_dir: str, agent: str, time_scale: float, out: str | None, healthy: bool, isolation) -> int:
@@ -37,7 +46,20 @@ def run_command(bundle_dir: str, agent: str, time_scale: float, out: str | None,
     why = f" ({result.reason})" if result.reason and result.status != "scored" else ""
     print(f"{bundle.plan.variant}: {result.status}{why}, reward {result.reward} (outcome {result.outcome}, "
           f"safe repair {result.safe_repair}), {result.wall_s:.1f} s -> {run_dir}")
-    return EXIT_OK if result.status != "infra_error" else EXIT_FAILED
+    for line in _failing(run_dir):
+        print(line)
+    return run_exit_code(result)
+
+
+def _failing(run_dir: Path) -> list[str]:
+    """The failing checks of the run's verdict, as `arenac grade` prints them; none when it has none."""
+    from arenac.model.verdict import Verdict
+    from arenac.verify.verdict import failing_lines
+
+    try:
+        return failing_lines(Verdict.model_validate_json((run_dir / "verdict.json").read_text(encoding="utf-8")))
+    except (OSError, ValueError):  # no verdict (an unscored run says why on its result line)
+        return []
 
 
 def qualify_command(bundle_dirs: list[str], k: int, time_scale: float, out: str, jobs: int, isolation,

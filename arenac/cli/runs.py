@@ -70,7 +70,9 @@ def _isolation(sandbox, agent_network, agent_ro):
 @click.option("--healthy", is_flag=True, help="Run without injecting the faults (the healthy control).")
 @_isolation_options
 def run(bundle, agent, time_scale, out, healthy, sandbox, agent_network, agent_ro):
-    """Run one episode of a compiled bundle on the local backend, and grade it."""
+    """Run one episode of a compiled bundle on the local backend, and grade it.
+
+    Exit 0: passed; 1: a scored failure; 4: void; 5: infra_error (docs/runner.md)."""
     require_local("run")  # the local extra first: one line, not an ImportError
     from arenac.cli.episodes import run_command  # lazily: the runner's imports are heavy (`run` only)
 

@@ -44,12 +44,23 @@ def summary(verdict: Verdict) -> str:
     return "\n".join(lines)
 
 
-def _check_lines(checks: tuple[Check, ...], indent: str) -> list[str]:
+def failing_lines(verdict: Verdict) -> list[str]:
+    """`  FAIL  TEXT: DETAIL` for every check that failed (sub-checks under their parent), in the
+    spec's units: what a one-run command prints under its result line."""
+    if verdict.gates is None:
+        return []
+    return _check_lines(tuple(c for c in (*verdict.gates.outcome.checks, *verdict.gates.safety.checks)
+                              if not c.passed), "  ", failing_only=True)
+
+
+def _check_lines(checks: tuple[Check, ...], indent: str, failing_only: bool = False) -> list[str]:
     lines = []
     for check in checks:
+        if failing_only and check.passed:
+            continue
         where = f"  [{check.window}]" if check.window is not None else ""
         lines.append(f"{indent}{_mark(check.passed)}  {check.text}: {check.detail}{where}")
-        lines.extend(_check_lines(check.checks, indent + "    "))
+        lines.extend(_check_lines(check.checks, indent + "    ", failing_only))
     return lines
 
 
