@@ -187,15 +187,8 @@ class GateLowering:
 
     def _survives(self, stmt: ast.Survives) -> SafetyCheck | None:
         kind = stmt.call.func.text
-        names = []
-        for arg in stmt.call.args:
-            value = self.ctx.bind(arg.alternatives[0])  # in a macro, a parameter stands for its argument
-            if not isinstance(value, ast.Ref):
-                self.errors.error("E0305", f"survives {kind}(...) takes names", arg.span)
-                return None
-            names.append(value)
-        if not names:
-            self.errors.error("E0206", f"survives {kind}(...) needs at least one name", stmt.span)
+        names = self._names(stmt.call, f"survives {kind}", stmt.span)
+        if names is None:
             return None
         if kind == "restart":
             services = self._services(names)
@@ -217,18 +210,23 @@ class GateLowering:
             self.errors.error("E0204", f"unknown check 'never {kind}'", stmt.call.func.span,
                               did_you_mean(kind, ("restarted",)) or "use never restarted(SERVICE, ...)")
             return None
+        names = self._names(stmt.call, "never restarted", stmt.span)
+        services = self._services(names) if names is not None else None
+        return NeverRestarted(services=services) if services is not None else None
+
+    def _names(self, call: ast.Call, spelled: str, span) -> list[ast.Ref] | None:
+        """The call's arguments, each a name (E0305), at least one (E0206); None after reporting."""
         names = []
-        for arg in stmt.call.args:
+        for arg in call.args:
             value = self.ctx.bind(arg.alternatives[0])  # in a macro, a parameter stands for its argument
             if not isinstance(value, ast.Ref):
-                self.errors.error("E0305", "never restarted(...) takes service names", arg.span)
+                self.errors.error("E0305", f"{spelled}(...) takes names", arg.span)
                 return None
             names.append(value)
         if not names:
-            self.errors.error("E0206", "never restarted(...) needs at least one name", stmt.span)
+            self.errors.error("E0206", f"{spelled}(...) needs at least one name", span)
             return None
-        services = self._services(names)
-        return NeverRestarted(services=services) if services is not None else None
+        return names
 
     def _services(self, names: list[ast.Ref]) -> tuple[str, ...] | None:
         """The services (datastores included) `names` name, each restartable; None after reporting."""
