@@ -13,6 +13,7 @@ from arenac.core.source import Span
 from arenac.core.units import parse_quantity
 from arenac.syntax import ast
 from arenac.syntax.errors import SHORT_GATE_MESSAGE, single_error
+from arenac.syntax.transform_guards import GuardRules
 from arenac.syntax.unparse import call_text
 
 
@@ -23,7 +24,7 @@ def _token_span(file: str, token: Token) -> Span:
     return Span(file, line, column, end_line, end_column)
 
 
-class ToAst(Transformer[Token, Any]):  # the rule a parse starts from decides what transform() returns
+class ToAst(GuardRules, Transformer[Token, Any]):  # the rule a parse starts from decides what transform() returns
     def __init__(self, file: str) -> None:
         super().__init__()
         self.file = file
@@ -309,34 +310,6 @@ class ToAst(Transformer[Token, Any]):  # the rule a parse starts from decides wh
     @v_args(meta=True)
     def changes_only(self, meta: Meta, children: list[Any]) -> ast.ChangesOnly:
         return ast.ChangesOnly(tuple(children), self._span(meta))
-
-    @v_args(meta=True)
-    def guard(self, meta: Meta, children: list[Any]) -> ast.Guard:
-        condition, at = children
-        return ast.Guard(condition, self._span(meta), at or ())
-
-    def guard_at(self, children: list[Token]) -> tuple[ast.Name, ...]:
-        return tuple(self._name(token) for token in children)
-
-    @v_args(meta=True)
-    def guard_or(self, meta: Meta, children: list[Any]) -> ast.GuardBool:
-        return self._guard_bool("or", meta, children)
-
-    @v_args(meta=True)
-    def guard_and(self, meta: Meta, children: list[Any]) -> ast.GuardBool:
-        return self._guard_bool("and", meta, children)
-
-    def _guard_bool(self, op: str, meta: Meta, children: list[Any]) -> ast.GuardBool:
-        """`a or b or c` as one node of three parts: the grammar's left recursion nests them."""
-        parts: list[ast.GuardCondition] = []
-        for child in children:
-            same = isinstance(child, ast.GuardBool) and child.op == op
-            parts.extend(child.parts if same else (child,))
-        return ast.GuardBool(op, tuple(parts), self._span(meta))
-
-    @v_args(meta=True)
-    def guard_absent(self, meta: Meta, children: list[Any]) -> ast.Absent:
-        return ast.Absent(children[0], self._span(meta))
 
     @v_args(meta=True)
     def protect(self, meta: Meta, children: list[Any]) -> ast.Protect:
