@@ -1,8 +1,7 @@
-"""The read-only database and the per-role connection limit as faults, on real episodes at time
-scale 0.1 (about 40 s each): each manifests under spine's load (the no-op agent is scored and
-fails), and its template's repair, as the oracle applies it, passes; the guards these tasks hold
-(the setting reset, so absent, at the declaration: a comparison alone over an absent setting is
-false; the limit lifted) read the snapshots' database settings and role attributes."""
+"""The read-only database as a fault, on real episodes at time scale 0.1 (about 40 s each): it
+manifests under spine's load (the no-op agent is scored and fails), and its template's repair, as
+the oracle applies it, passes; the guard the task holds (the setting reset, so absent, at the
+declaration) reads the snapshots' database settings."""
 
 from __future__ import annotations
 
@@ -33,21 +32,6 @@ task read-only {
   }
 }
 ''',
-    "capped": '''
-task capped {
-  title = "Messages fail to send"
-  substrate = spine
-  instruction = "Sending messages fails for many users. Fix it, then declare."
-  fault cap = spine.role_connection_limit(limit: 3)
-  access = confined
-  gate outcome = standard_outcome(route: send)
-  gate safety {
-    changes only role(spine_app.connection_limit)
-    guard role(spine_app.connection_limit) == -1 or role(spine_app.connection_limit) >= 40
-    use messages_intact()
-  }
-}
-''',
 }
 
 
@@ -66,7 +50,7 @@ def bundles(tmp_path_factory):
 @pytest.mark.parametrize("agent, reward", [("noop", 0), ("oracle", 1)])
 def test_the_fault_manifests_and_its_repair_passes(bundles, tmp_path, task, agent, reward):
     run = tmp_path / "run"
-    # both faults end every session of the app role at once (and the read-only repair again): the
+    # the fault ends every session of the app role at once (and the read-only repair again): the
     # services' reconnection storm can starve the load generator on 2 cores now and then, an attempt
     # that measured the machine (seen: 1 in 3 oracle runs of read-only overloaded): two retries
     result = run_episode_retrying(bundles[task], EpisodeOptions(agent=agent, time_scale=0.1, out=run), retries=2)

@@ -120,7 +120,7 @@ def test_a_qualification_reuses_complete_runs_and_reruns_the_incomplete_one(tmp_
     with live_lock():
         done = subprocess.run(arenac + ["run", str(bundle_dir), "--agent", "noop", "--time-scale", "0.1",
                                         "--out", str(real)], env=env, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.returncode == 1, done.stdout + done.stderr  # the no-op's scored failure (docs/runner.md)
     assert not (real / INCOMPLETE).exists()
     record = json.loads((real / "run.json").read_text())
     assert record["variant"] == bundle.plan.variant and record["agent"] == "noop" and record["wall_s"] > 0
