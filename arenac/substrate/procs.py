@@ -18,6 +18,7 @@ import fcntl
 import json
 import os
 import pwd
+import random
 import signal
 import socket
 import subprocess
@@ -115,8 +116,30 @@ def stop_all(children: Sequence[tuple[Child, int]], timeout: float = 10.0) -> No
                 pass
 
 
+# where free_port looks first: below the kernel's ephemeral range, which it never hands out to an
+# outgoing connection (/proc/sys/net/ipv4/ip_local_port_range; 32768 is Linux's default start)
+_PORT_RANGE_FILE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+_LOWEST_SERVER_PORT = 20000
+
+
 def free_port() -> int:
-    """A port free right now on 127.0.0.1 (for servers that must bind it themselves)."""
+    """A port free right now on 127.0.0.1, for a server that must bind it itself (PostgreSQL,
+    Redis). Chosen below the ephemeral range: between this check and the server's bind (seconds,
+    while the services start), a port from the ephemeral range can be taken by any outgoing
+    connection, and a load generator beside it makes thousands (seen: PostgreSQL of one episode
+    failing with "Address already in use" beside another). Falls back to the kernel's choice."""
+    try:
+        ephemeral_start = int(_PORT_RANGE_FILE.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        ephemeral_start = 32768
+    for _ in range(64):
+        port = random.randrange(_LOWEST_SERVER_PORT, max(_LOWEST_SERVER_PORT + 1, ephemeral_start))
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
