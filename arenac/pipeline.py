@@ -210,9 +210,21 @@ def _defines_no_task(source: SourceFile) -> bool:
     definitions (which nothing outside the file could use). A file that does not parse is
     left to the parse step, which reports all its syntax errors."""
     try:
-        return not parse(source).tasks
+        return not _parsed(source).tasks
     except DiagnosticError:
         return False
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed(source: SourceFile) -> ast.Module:
+    """A spec is parsed once per process: reading looks for its tasks, the parse step keeps the
+    tree (a syntax tree is immutable, and a source is its name and text). Errors are not kept."""
+    return parse(source)
+
+
+def clear_parse_cache() -> None:
+    """Forget every parsed spec: the next compile parses again (tests patch the parser)."""
+    _parsed.cache_clear()
 
 
 def _is_library_file(path: Path) -> bool:
@@ -244,7 +256,7 @@ def parse_sources(sources: dict[str, SourceFile], shown: dict[str, SourceFile]) 
     modules = []
     for source in sources.values():
         try:
-            modules.append(parse(source))
+            modules.append(_parsed(source))
         except DiagnosticError as error:
             errors.extend(error.diagnostics)
     _raise_if_any(errors, shown)

@@ -37,6 +37,7 @@ from arenac.model.gates import Predicate, SurvivesRetrigger
 from arenac.model.library import Library, SubstrateEntry
 from arenac.model.substrate import Substrate
 from arenac.model.task import BoundAction, ConcreteFault, PrunedCell, TaskSpec, Variant
+from arenac.syntax import ast
 from arenac.syntax.parser import parse_comparison
 
 
@@ -164,12 +165,19 @@ def _variant(spec: TaskSpec, coordinates: dict[str, str], entry: SubstrateEntry,
                    faults=tuple(faults), access=surface)
 
 
+@functools.lru_cache(maxsize=256)
+def _manifest_comparison(template: str, text: str) -> ast.Comparison:
+    """A template's predicate, filled in, is parsed once per process: every variant of a task
+    (and every task that uses the template alike) has the same text. Errors are not kept."""
+    return parse_comparison(SourceFile(f"<manifest of {template}>", text))
+
+
 def _manifest(text: str, template: str, spec: TaskSpec, substrate: Substrate, errors: Collector) -> Predicate:
     """Parse a template's manifestation predicate with the language's own grammar."""
     phases = tuple(p.name for p in spec.load.phases)
     local = Collector()
     try:
-        comparison = parse_comparison(SourceFile(f"<manifest of {template}>", text))
+        comparison = _manifest_comparison(template, text)
     except DiagnosticError as error:
         errors.extend(error.diagnostics)
         raise Pruned(f"fault template '{template}' has an invalid manifestation predicate") from error

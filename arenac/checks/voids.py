@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from arenac.core.diagnostics import Diagnostic
 from arenac.core.source import Span
 from arenac.core.units import format_seconds
-from arenac.model.evidence import Baseline
+from arenac.model.baseline import Baseline
 from arenac.model.library import FaultTemplate, Library, LoadProfile, PoolDemand
 from arenac.model.task import ConcreteFault, Scalar, Variant
 from arenac.syntax import ast

@@ -12,38 +12,59 @@ nothing below imports it. One module per group of commands:
   grade.py          grade
   substrate.py      substrate up|status, calibrate
 
-The compiler is imported up front (every compiling command needs it; its renderer only when
-rendering); the runner's episode machinery, the verifier and the substrate's runtime, whose imports
-are heavy, only inside the commands that use them, so that `arenac check` never loads them.
+Each command's module is imported only when that command runs (`_COMMANDS`: name -> module and
+attribute), so `arenac check` loads the compiler and nothing else: neither the runner's episode
+machinery, the verifier nor the substrate's runtime, whose imports are heavy. Listing the commands
+(`arenac --help`) imports them all, for their help lines.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import ClassVar
 
 import click
 
-from arenac.cli.bundles import schema, verify_bundle_command
-from arenac.cli.compiling import check, compile_command, fmt, variants
-from arenac.cli.grade import grade
-from arenac.cli.runs import adversaries, qualify, run
-from arenac.cli.substrate import calibrate, substrate
 from arenac.extras import missing_local, unavailable_command
+
+# command name -> (module under arenac.cli, the command's name in it)
+_COMMANDS: dict[str, tuple[str, str]] = {
+    "check": ("compiling", "check"),
+    "compile": ("compiling", "compile_command"),
+    "variants": ("compiling", "variants"),
+    "fmt": ("compiling", "fmt"),
+    "schema": ("bundles", "schema"),
+    "verify-bundle": ("bundles", "verify_bundle_command"),
+    "run": ("runs", "run"),
+    "qualify": ("runs", "qualify"),
+    "adversaries": ("runs", "adversaries"),
+    "grade": ("grade", "grade"),
+    "substrate": ("substrate", "substrate"),
+    "calibrate": ("substrate", "calibrate"),
+}
 
 
 class _Main(click.Group):
-    """The group: a command whose module needs the `local` extra (arenac/extras.py) is, when the
-    extra is missing, a stand-in that `--help` lists with the install line and that refuses in one
-    line whatever it is given; `run`, `qualify` and `calibrate` check for themselves, first thing."""
+    """The group of `_COMMANDS`, each imported when it is asked for. A command whose module needs
+    the `local` extra (arenac/extras.py) is, when the extra is missing, a stand-in that `--help`
+    lists with the install line and that refuses in one line whatever it is given; `run`,
+    `qualify` and `calibrate` check for themselves, first thing."""
 
     needs_local: ClassVar[frozenset[str]] = frozenset({"grade", "substrate"})
 
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(_COMMANDS)
+
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in _COMMANDS:
+            return None
         if cmd_name in self.needs_local:
             missing = missing_local()
             if missing:
                 return unavailable_command(cmd_name, missing)
-        return super().get_command(ctx, cmd_name)
+        module, attribute = _COMMANDS[cmd_name]
+        command: click.Command = getattr(importlib.import_module(f"arenac.cli.{module}"), attribute)
+        return command
 
 
 @click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
@@ -51,7 +72,3 @@ class _Main(click.Group):
 def main() -> None:
     """arenac: compile and run live-incident benchmark tasks."""
 
-
-for _command in (check, compile_command, variants, fmt, schema, verify_bundle_command, run, qualify, adversaries,
-                 grade, substrate, calibrate):
-    main.add_command(_command)

@@ -16,6 +16,8 @@ Contract:
   its label (arenac/verify/evidence.py, `snapshot_time`).
 - harness_changes.json lists what the harness itself changed after the agent started (a fault
   re-fired by its recurrence, a periodic or `when` onset); absent means it changed nothing then.
+- baseline.json is the substrate's calibration record, copied: its models live in
+  arenac/model/baseline.py (the compiler's void check reads it too, without the evidence models).
 - The acknowledged writes of acks.jsonl are written by the load generator line by line, in its
   hot path, as plain JSON (arenac/loadgen/acks.py); `AckedWrite` is the shape of one line.
 """
@@ -149,50 +151,6 @@ class Ledger(EvidenceModel):
     phases: tuple[LedgerPhase, ...]
     seconds: tuple[LedgerSecond, ...]
     start_lag: StartLag | None = None  # absent in runs from before the generator measured it
-
-
-# ---- baseline.json (the substrate's calibration record, copied) --------------------------------
-class BaselineSpread(EvidenceModel):
-    """One figure over the calibration's runs."""
-
-    median: float
-    min: float
-    max: float
-
-
-class BaselineFigures(EvidenceModel):
-    """One route in one phase: the median over the calibration's runs (a missing figure fails a
-    predicate that reads it)."""
-
-    error_rate: float | None = None
-    goodput_rps: float | None = None
-    p50_ms: float | None = None
-    p95_ms: float | None = None
-    p99_ms: float | None = None
-    requests: int | None = None
-    spread: dict[str, BaselineSpread] = Field(default_factory=dict)  # figure -> its spread over the runs
-
-
-class CalibrationMachine(EvidenceModel):
-    cpus: int
-    python: str
-
-
-class Baseline(EvidenceModel):
-    """The substrate's healthy baseline for its load profile (library/substrates/<name>/baseline.json,
-    written by `arenac substrate calibrate`: arenac/substrate/calibrate.py)."""
-
-    substrate: str
-    generated_by: str
-    profile: dict[str, JsonValue]  # the profile as calibrated (calibrate.describe), as JSON; not read by a gate
-    runs: int
-    client_timeout_s: float
-    latency_over: str  # what the latencies cover, in words
-    goodput_rps: float  # over every route and phase
-    error_rate: float
-    max_start_lag_s: float  # how late the calibrating generator started a request
-    machine: CalibrationMachine
-    routes: dict[str, dict[str, BaselineFigures]]  # route -> phase -> figures ("all" -> "all": everything)
 
 
 # ---- backlog.json -------------------------------------------------------------------------------

@@ -32,7 +32,8 @@ from typing import Literal, TypeVar, overload
 
 from pydantic import BaseModel, ValidationError
 
-from arenac.model.evidence import Backlog, Baseline, ChallengeRecord, HarnessChanges, Ledger, Snapshot, Timeline
+from arenac.model.baseline import Baseline
+from arenac.model.evidence import Backlog, ChallengeRecord, HarnessChanges, Ledger, Snapshot, Timeline
 
 
 class EvidenceError(Exception):

@@ -130,11 +130,15 @@ def test_library_modules_are_not_specs_without_a_task():
 def test_a_construct_the_transformer_cannot_read_is_reported_not_raised(monkeypatch):
     """E0100 is the parser's safety net: no known input reaches it (tests/pipeline/test_fuzz.py
     hunts for one), so a transformer failure is simulated."""
+    from arenac.lower.library import library_macros, load_library
+    from arenac.pipeline import clear_parse_cache
     from arenac.syntax.transform import ToAst
 
     def broken(self, children):
         raise ValueError("simulated")
 
+    load_library(), library_macros()  # the library's own modules are read before the break
+    clear_parse_cache()  # and the spec is parsed again after it
     monkeypatch.setattr(ToAst, "number", broken)
     output = check_output_of("tests/diagnostics/34-out-of-range.arena")
     assert output.startswith("tests/diagnostics/34-out-of-range.arena:9:56: error[E0100]: cannot read this number "
