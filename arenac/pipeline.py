@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from arenac.bundle import MANIFEST, manifest_for, write_bundle
+from arenac.checks.blind_restart import blind_restart_warning
 from arenac.checks.voids import VoidCheck
 from arenac.core.diagnostics import Collector, Diagnostic, DiagnosticError, merge_repeats
 from arenac.core.source import SourceFile, Span
@@ -57,7 +58,7 @@ class CompiledTask:
     lowered: LoweredTask
     variants: tuple[VariantCell, ...]
     pruned: tuple[PrunedCell, ...]
-    warnings: tuple[Diagnostic, ...] = ()  # of a task free of errors only (E0522: checks/voids.py)
+    warnings: tuple[Diagnostic, ...] = ()  # of a task free of errors only (E0522, E0528: checks/)
 
 
 @dataclass(frozen=True)
@@ -296,7 +297,8 @@ def expand_tasks(lowered: list[LoweredTask], library: Library, shown: dict[str, 
     """Each task's matrix, cell by cell: a built cell is checked as a variant and listed, a
     pruned one is kept with its reason; a matrix of pruned cells only is an error (E0403).
     A mistake found in several variants of a task is reported once, "(in N variants)". With VOIDS,
-    a built cell's faults the load never makes manifest are the task's warnings."""
+    a built cell's faults the load never makes manifest (E0522) and a cell a blind restart repairs
+    (E0528) are the task's warnings, each once however many cells share it."""
     errors = Collector()
     compiled = [_expand_task(item, library, errors, voids) for item in lowered]
     _raise_if_any(errors, shown)
@@ -317,7 +319,9 @@ def _expand_task(item: LoweredTask, library: Library, errors: Collector, voids: 
         check_variant(item, cell, per_variant)
         named.update((id(d), f" (variant {cell_words(cell.coordinates)})") for d in per_variant.items[found:])
         if voids is not None:
-            warnings.update(((w.message, str(w.span)), w) for w in voids.warnings(cell, item.spans.faults))
+            found_warnings = voids.warnings(cell, item.spans.faults)
+            blind = blind_restart_warning(cell, library, lambda fault: item.spans.faults.get(fault, item.spans.task))
+            warnings.update(((w.message, str(w.span)), w) for w in [*found_warnings, *([blind] if blind else [])])
         listed.append(VariantCell(task=cell.task, id=cell.id, coordinates=cell.coordinates, access=cell.access.name))
     errors.extend(merge_repeats(per_variant.items, lambda n: f"in {n} variants",
                                 lambda d: d.message.removesuffix(named.get(id(d), ""))))

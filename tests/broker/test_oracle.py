@@ -134,16 +134,4 @@ def test_runtime_layer_oracles_with_confined_access(bundles: list[Path], stack, 
     assert len(e.actions) == 5 and e.declared == [1.0]
     spine.sql("ALTER DATABASE spine RESET idle_in_transaction_session_timeout")  # leave the shared stack as found
 
-    # admin-api: a starved pool, at run time
-    bundle, plan = find(bundles, "audit-window-pool", access="confined", pool__layer="runtime")
-    inject(stack, plan, "pool")
-    reply = http("GET", channel + "/admin/config", headers=stack.endpoints.admin_headers())
-    assert reply.body["config"]["DB_POOL_SIZE"] == "5"
-    e = oracle_episode(episode, bundle, plan, stack)
-    solve(e, bundle, tmp_path)
-    config = http("GET", channel + "/admin/config", headers=stack.endpoints.admin_headers()).body["config"]
-    assert (config["DB_POOL_SIZE"], config["DB_POOL_OVERFLOW"]) == ("10", "5")
-    assert [r["tool"] for r in e.actions if r["allowed"]] == [
-        "admin-api", "wait-until-healthy", "declare_repair_complete"]
-    assert len(e.actions) == 3 and e.declared == [1.0]
     assert os.environ.get("PATH", "").split(":")[0] != str(e.tools_dir)  # the tools never leaked into ours
