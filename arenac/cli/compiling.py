@@ -14,11 +14,9 @@ from pathlib import Path
 import click
 
 from arenac.cli.common import EXIT_DIAGNOSTICS, EXIT_MISMATCH, FORMAT, build_or_exit, compile_or_exit, report
-from arenac.cli.variants_table import matrix_rows, render_matrix
 from arenac.core.diagnostics import DiagnosticError
 from arenac.core.serialize import dump_json
 from arenac.pipeline import read_sources
-from arenac.syntax.fmt import format_source
 
 
 @click.command()
@@ -59,6 +57,8 @@ def compile_command(paths, out, output_format):
 @FORMAT
 def variants(paths, output_format):
     """Print the variant matrix, with pruned cells and their reasons."""
+    from arenac.cli.variants_table import matrix_rows, render_matrix  # only this command prints the table
+
     compilation = compile_or_exit(paths, output_format)
     rows = matrix_rows(compilation)
     if output_format == "json":
@@ -72,6 +72,8 @@ def variants(paths, output_format):
 @click.option("--check", "check_only", is_flag=True, help="Exit 3 if any file is not formatted; write nothing.")
 def fmt(paths, check_only):
     """Format specs canonically, in place."""
+    from arenac.syntax.fmt import format_source  # only this command lays specs out
+
     try:
         sources = read_sources(list(paths))
     except DiagnosticError as error:
