@@ -12,6 +12,9 @@
 - `wait-until-healthy [--timeout D]`: polls the substrate's health probe (its driver's
   `health_problem`: spine's is every service's readiness and a login + send through the gateway);
   D is in plan time and scales with the time scale. Exit 1 on timeout.
+- `time-left`: the agent's clock (it has no other it can trust): how much of its window has gone
+  and how much is left, in plan seconds (as the brokered `sleep` counts), and the soak rule:
+  declaring ends the window early, never the soak. Read-only; exit 1 outside an episode.
 - `declare_repair_complete`: tells the runner (the `on_declare` callback), once.
 """
 
@@ -24,6 +27,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -35,15 +39,28 @@ from arenac.broker.outcome import Denied, Failed, ToolResult
 from arenac.broker.rbac import Authorizer
 from arenac.model.access import AccessSurface
 
-TOOLS = ("kubectl", "admin-api", "db-sql", "wait-until-healthy", "declare_repair_complete")
+TOOLS = ("kubectl", "admin-api", "db-sql", "wait-until-healthy", "time-left", "declare_repair_complete")
 PSQL_FORMAT_FLAGS = {"-A": False, "-t": False, "-x": False, "--csv": False, "-F": True, "-P": True}
 MIN_HEALTH_WAIT_S = 2.0
+
+
+@dataclass(frozen=True)
+class AgentClock:
+    """The agent's window on the plan clock, for `time-left`: NOW reads plan seconds; the window
+    opened at OPENED_S and lasts WINDOW_S; the soak that follows it lasts SOAK_S."""
+
+    now: Callable[[], float]
+    opened_s: float
+    window_s: float
+    soak_s: float
 
 
 class ToolBox:
     def __init__(self, cluster: LocalCluster, surface: AccessSurface, rbac_objects: Sequence[dict[str, Any]], *,
                  authorizer: Authorizer | None = None, time_scale: float = 1.0,
-                 on_declare: Callable[[], None] | None = None, max_wait: float = 600.0) -> None:
+                 on_declare: Callable[[], None] | None = None, max_wait: float = 600.0,
+                 agent_clock: AgentClock | None = None) -> None:
+        self.agent_clock = agent_clock
         self.cluster = cluster
         self.surface = surface
         self.time_scale = time_scale
@@ -74,6 +91,8 @@ class ToolBox:
                 return self.db_sql(argv, stdin)
             if tool == "wait-until-healthy":
                 return self.wait_until_healthy(argv)
+            if tool == "time-left":
+                return self.time_left(argv)
             if tool == "declare_repair_complete":
                 return self.declare()
             raise Denied(f"error: no such tool {tool!r}")
@@ -210,6 +229,21 @@ class ToolBox:
             if name in exited:
                 return f"{name} is not ready (its process has exited)"
         return self.cluster.stack.substrate.health_problem(endpoints)  # readiness and the front door
+
+    # -- time-left ---------------------------------------------------------------------------
+    def time_left(self, argv: Sequence[str]) -> ToolResult:
+        if argv:
+            raise Failed("usage: time-left")
+        clock = self.agent_clock
+        if clock is None:
+            raise Failed("time-left: there is no agent window (not in an episode)")
+        elapsed = min(max(clock.now() - clock.opened_s, 0.0), clock.window_s)
+        left = clock.window_s - elapsed
+        return ToolResult(0, (
+            f"elapsed {elapsed:.0f} s of your {clock.window_s:.0f} s window; {left:.0f} s left "
+            "(plan seconds, as `sleep` counts them)\n"
+            f"the window ends when you declare or when the time is up; the {clock.soak_s:.0f} s soak (traffic, "
+            "no agent) follows either way: declaring early never shortens it\n"), "", True, "")
 
     # -- declare_repair_complete -------------------------------------------------------------
     def declare(self) -> ToolResult:

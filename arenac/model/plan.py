@@ -18,6 +18,8 @@ from arenac.model.library import LoadProfile
 from arenac.model.task import Onset
 
 PLAN_SCHEMA_VERSION: Final = "arenac.plan/v1"
+# read-only brokered tools on every agent's PATH, whatever its access surface (a plan lists them)
+EVERY_AGENT_TOOLS: Final = ("time-left", "wait-until-healthy")
 
 
 class Timeline(Model):

@@ -19,6 +19,22 @@ from arenac.render.text import render_text
 
 EXECUTABLES = frozenset({"oracle/solve.sh", "verifier/verify.py"})
 
+# what instruction.md says of each command on the agent's PATH, (how it is called, what it does):
+# the plan's brokered tools, then the brokered `sleep` every agent gets
+# (tests/render/test_instruction_tools.py keeps the list whole)
+TOOL_HELP = {
+    "admin-api": ("admin-api SERVICE METHOD PATH [JSON]", "a service's admin API, where you are granted it"),
+    "db-sql": ("db-sql -c SQL", "SQL on the database (or SQL on stdin), as the role you are granted"),
+    "declare_repair_complete": ("declare_repair_complete",
+                                "run it once the repair is complete; you cannot act afterwards"),
+    "kubectl": ("kubectl", "the cluster, with what your role is granted"),
+    "time-left": ("time-left", "how much of your time is gone and how much is left; declaring early ends "
+                               "your time, never the soak that follows it"),
+    "wait-until-healthy": ("wait-until-healthy [--timeout 60s]",
+                           "waits until every service is ready and a message can be sent"),
+}
+SLEEP_HELP = ("sleep SECONDS", "waits on the episode's clock (time-left counts the same seconds)")
+
 
 def bundle_files(variant: Variant, substrate: Substrate, chart_dir: Path) -> dict[str, str | bytes]:
     files: dict[str, str | bytes] = {}
@@ -39,6 +55,7 @@ def bundle_files(variant: Variant, substrate: Substrate, chart_dir: Path) -> dic
     files["oracle/expectations.json"] = dump_json(expectations(variant))
     files["instruction.md"] = render_text(
         "instruction.md.j2", title=variant.spec.title, instruction=variant.spec.instruction,
-        tools=plan.tools, source_paths=variant.access.source_paths,
+        tools=[TOOL_HELP[tool] for tool in plan.tools] + [SLEEP_HELP],
+        source_paths=variant.access.source_paths,
     )
     return files

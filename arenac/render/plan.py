@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from arenac.model.actions import ValuesAction
 from arenac.model.gates import Protect, SurvivesRestart, SurvivesRetrigger
-from arenac.model.plan import Challenges, Plan, PlannedFault, SnapshotSpec, Timeline
+from arenac.model.plan import EVERY_AGENT_TOOLS, Challenges, Plan, PlannedFault, SnapshotSpec, Timeline
 from arenac.model.substrate import Substrate
 from arenac.model.task import Variant
 
@@ -55,9 +55,9 @@ def build_plan(variant: Variant, substrate: Substrate) -> Plan:
 
 
 def tools_for(variant: Variant) -> tuple[str, ...]:
-    """The brokered commands the agent finds on its PATH."""
+    """The brokered commands the agent finds on its PATH (with the brokered `sleep` in plan time)."""
     surface = variant.access
-    tools = ["declare_repair_complete"]
+    tools = ["declare_repair_complete", *EVERY_AGENT_TOOLS]
     if surface.kube or surface.exec_into:
         tools.append("kubectl")
     if surface.admin:

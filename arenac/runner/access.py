@@ -14,8 +14,16 @@ import yaml
 
 from arenac.broker.cluster import LocalCluster
 from arenac.broker.server import ActionLog, Broker
-from arenac.broker.tools import ToolBox
+from arenac.broker.tools import AgentClock, ToolBox
+from arenac.model.plan import EVERY_AGENT_TOOLS, Plan
 from arenac.sandbox import AGENT_RUN
+
+
+def brokered_tools(plan: Plan) -> tuple[str, ...]:
+    """The brokered commands on the agent's PATH (with the scaled `sleep`): the plan's, and the
+    read-only ones every agent gets, also from a bundle compiled before the plan listed them (the
+    oracle waits with wait-until-healthy; time-left is the agent's clock)."""
+    return tuple(sorted(set(plan.tools) | set(EVERY_AGENT_TOOLS)))
 
 
 @dataclass
@@ -29,10 +37,11 @@ class AgentAccess:
         plan = bundle.plan
         rbac = [yaml.safe_load(data.decode("utf-8")) for data in bundle.rbac_bytes]  # as pinned at opening
         cluster = LocalCluster(stack)
-        toolbox = ToolBox(cluster, plan.access, rbac, time_scale=log.clock.time_scale, on_declare=on_declare)
-        # the oracle waits with wait-until-healthy; an agent may use it too (it only reads health)
-        tools = tuple(sorted(set(plan.tools) | {"wait-until-healthy"}))
-        broker = Broker(toolbox, tools=tools, on_action=ActionLog(log.path.parent / "actions.jsonl"),
+        # the doors open right before the agent starts: its window runs from here
+        clock = AgentClock(log.clock.now, log.clock.now(), plan.timeline.agent_window_s, plan.timeline.soak_s)
+        toolbox = ToolBox(cluster, plan.access, rbac, time_scale=log.clock.time_scale, on_declare=on_declare,
+                          agent_clock=clock)
+        broker = Broker(toolbox, tools=brokered_tools(plan), on_action=ActionLog(log.path.parent / "actions.jsonl"),
                         clock=log.clock.now)
         broker.start(parent=scratch)  # reaped with the scratch directory, however the runner ends
         (scratch / "agent").mkdir(mode=0o711, exist_ok=True)

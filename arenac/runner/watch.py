@@ -36,7 +36,7 @@ STOPPED_GRACE_S = 2.0  # a process is seen stopped for a moment by a debugger or
 # kubectl verbs that read only; every other allowed call may change the substrate
 READ_ONLY_KUBECTL = frozenset({"get", "describe", "logs", "top", "explain", "api-resources", "api-versions",
                                "auth", "version", "cluster-info", "events", "wait"})
-READ_ONLY_TOOLS = frozenset({"wait-until-healthy", "declare_repair_complete"})
+READ_ONLY_TOOLS = frozenset({"wait-until-healthy", "time-left", "declare_repair_complete"})
 
 
 @dataclass(frozen=True)
