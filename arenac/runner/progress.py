@@ -1,7 +1,9 @@
 """Live progress of an episode on the terminal: phase, elapsed time, current error rate and p99.
 
 It reads only what the episode already writes (events.jsonl and the load generator's live
-view), once a second, from a thread; the episode never waits for it.
+view), once a second, from a thread; the episode never waits for it. On a terminal it is one
+line rewritten in place; otherwise (a pipe, a file, CI's log) one whole line per phase, each
+ending in a newline, so nothing is glued to what is printed after it.
 """
 
 from __future__ import annotations
@@ -45,8 +47,9 @@ def status_line(run_dir: Path, started: float) -> str:
 class Progress:
     """`with Progress(run_dir):` shows a live status line until the block ends."""
 
-    def __init__(self, run_dir: Path):
+    def __init__(self, run_dir: Path, console: Console | None = None):
         self.run_dir = run_dir
+        self.console = console or Console(stderr=True)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._show, daemon=True, name="arenac-progress")
 
@@ -60,8 +63,21 @@ class Progress:
 
     def _show(self) -> None:
         started = time.monotonic()
-        console = Console(stderr=True)
-        with Live(console=console, refresh_per_second=2, transient=False) as live:
+        if not self.console.is_terminal:
+            self._show_lines(started)
+            return
+        with Live(console=self.console, refresh_per_second=2, transient=False) as live:
             while not self._stop.wait(1.0):
                 live.update(status_line(self.run_dir, started))
             live.update(status_line(self.run_dir, started))
+
+    def _show_lines(self, started: float) -> None:
+        shown = ""
+        while True:
+            stopping = self._stop.wait(1.0)
+            phase = _last_event(self.run_dir / "events.jsonl")
+            if phase != shown:
+                shown = phase
+                self.console.print(status_line(self.run_dir, started), highlight=False, soft_wrap=True)
+            if stopping:
+                return
