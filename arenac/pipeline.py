@@ -319,9 +319,11 @@ def _expand_task(item: LoweredTask, library: Library, errors: Collector, voids: 
         check_variant(item, cell, per_variant)
         named.update((id(d), f" (variant {cell_words(cell.coordinates)})") for d in per_variant.items[found:])
         if voids is not None:
-            found_warnings = voids.warnings(cell, item.spans.faults)
+            cell_warnings = voids.warnings(cell, item.spans.faults)
             blind = blind_restart_warning(cell, library, lambda fault: item.spans.faults.get(fault, item.spans.task))
-            warnings.update(((w.message, str(w.span)), w) for w in [*found_warnings, *([blind] if blind else [])])
+            if blind is not None:
+                cell_warnings.append(blind)
+            warnings.update(((w.message, str(w.span)), w) for w in cell_warnings)
         listed.append(VariantCell(task=cell.task, id=cell.id, coordinates=cell.coordinates, access=cell.access.name))
     errors.extend(merge_repeats(per_variant.items, lambda n: f"in {n} variants",
                                 lambda d: d.message.removesuffix(named.get(id(d), ""))))

@@ -42,7 +42,7 @@ def on_path(plan: Plan, directory: Path) -> list[str]:
 
 
 def test_every_variant_lists_exactly_what_its_path_holds(bundles: list[Path], tmp_path: Path) -> None:
-    assert len(bundles) == 27
+    assert bundles
     for number, bundle in enumerate(bundles):
         plan = Plan.model_validate(json.loads((bundle / "plan.json").read_text()))
         instruction = (bundle / "instruction.md").read_text()
