@@ -1,4 +1,4 @@
-"""What marks a run directory and a qualification directory, and whether a run is complete.
+"""What marks a run directory, a qualification directory and a campaign directory, and whether a run is complete.
 
 Shared by the runner (which writes the marks), the verifier (`arenac grade` refuses an incomplete
 run) and the CLI (which refuses an `--out` it would clobber); it imports nothing of theirs, so the
@@ -15,6 +15,8 @@ Contract:
   TASK/VARIANT/RUN (a qualification stopped before its report), or nothing but `build/`, empty or
   holding bundles at build/TASK/VARIANT (specs compiled by a qualification stopped before its
   first episode).
+- `is_campaign_dir`: the directory holds results.sqlite, or nothing but `build/` and
+  campaign.json (a campaign stopped before its first trial ended).
 - `RUN_FILES`: every entry an episode writes at the top of its run directory; a new episode
   clears exactly these before it starts, and leaves anything else alone.
 - Every function here only reads.
@@ -27,6 +29,8 @@ from pathlib import Path
 INCOMPLETE = "INCOMPLETE"
 RUN_RECORD = "run.json"
 QUALIFICATION_REPORT = "qualification.json"
+CAMPAIGN_DATABASE = "results.sqlite"  # arenac/campaign/store.py's
+CAMPAIGN_RECORD = "campaign.json"
 RUN_FILES = (INCOMPLETE, RUN_RECORD, "events.jsonl", "actions.jsonl", "agent.log", "live.json", "verdict.json",
              "reward.json", "evidence")
 
@@ -44,6 +48,15 @@ def incomplete_reason(run_dir: Path) -> str | None:
         return (f"it is marked incomplete ({INCOMPLETE}): its episode did not finish (the runner was "
                 "stopped, killed or crashed before the verdict was written)")
     return None
+
+
+def is_campaign_dir(path: Path) -> bool:
+    """A campaign directory (arenac/campaign): its results database, or a campaign that compiled
+    its specs (build/) and stopped before its first trial ended."""
+    path = Path(path)
+    if (path / CAMPAIGN_DATABASE).is_file():
+        return True
+    return {entry.name for entry in path.iterdir()} <= {"build", CAMPAIGN_RECORD}
 
 
 def is_qualification_dir(path: Path) -> bool:

@@ -4,8 +4,11 @@ A campaign is the benchmark's own experiment: every agent of a campaign file run
 names, several times (k), and the trials' results are summarised with error bars: who passes,
 where (per task, fault layer, access profile, substrate) and why (issue 12).
 
-This package will hold the campaign runner, its results store and the reports built on them. Today
-it holds their groundwork, which the later parts call:
+Modules (one job each; the reports built on them are still to come):
+- `spec_file`: a campaign file (TOML or YAML) read into its model, every mistake at its line;
+- `run`: the trials planned and run, k per agent and variant, resumable, with the retry policy
+  for infrastructure errors; `store`: the results database (SQLite), one row per trial;
+  `progress`: what a campaign shows while it runs;
 - `trials`: `Trial`, one trial's result as the statistics need it (a typed row, never a dict);
 - `stats`: pure functions from trials to figures: pass@1 per agent with a task-bootstrap interval,
   Wilson intervals per group, the unbiased pass@k and pass^k estimators, and the breakdowns, each

@@ -11,6 +11,7 @@ nothing below imports it. One module per group of commands:
                                                     qualify_table.py, imported only by run/qualify)
   grade.py          grade
   substrate.py      substrate up|status, calibrate
+  campaign.py       campaign                        (its trials and summary: campaign_run.py)
 
 Each command's module is imported only when that command runs (`_COMMANDS`: name -> module and
 attribute), so `arenac check` loads the compiler and nothing else: neither the runner's episode
@@ -42,6 +43,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "grade": ("grade", "grade"),
     "substrate": ("substrate", "substrate"),
     "calibrate": ("substrate", "calibrate"),
+    "campaign": ("campaign", "campaign"),
 }
 
 

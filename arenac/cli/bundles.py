@@ -1,5 +1,5 @@
 """The bundle's commands: `arenac verify-bundle` (a bundle against its manifest) and `arenac schema`
-(the JSON Schema of its plan.json).
+(the JSON Schema of its plan.json, or of a campaign file).
 
 Contract: `verify-bundle DIR...` prints `ok: BUNDLE` for an intact bundle and, for one that is not,
 a line `BUNDLE: FINDING` for each of `BundleCheck.findings()` (the wording the runner's refusal
@@ -19,8 +19,14 @@ from arenac.core.serialize import dump_json
 
 
 @click.command()
-def schema():
-    """Print the JSON Schema of plan.json."""
+@click.argument("what", type=click.Choice(["plan", "campaign"]), default="plan")
+def schema(what):
+    """Print the JSON Schema of a bundle's plan.json (plan, the default) or of a campaign file."""
+    if what == "campaign":
+        from arenac.model.campaign import CampaignSpec
+
+        click.echo(dump_json(CampaignSpec.model_json_schema()), nl=False)
+        return
     from arenac.render.plan import plan_json_schema  # lazily: the renderer stays out of `arenac check`
 
     click.echo(dump_json(plan_json_schema()), nl=False)

@@ -16,51 +16,13 @@ from pathlib import Path
 import click
 
 from arenac.cli.common import build_or_exit, compile_or_exit, refuse
+from arenac.cli.runner_options import RunnerCommand, isolation, isolation_options
 from arenac.extras import require_local
 from arenac.runner import preflight  # light (no runner machinery): option types and refusals
 from arenac.runner.adversaries import STRATEGIES  # light: the suite's names and descriptions
 
 
-class _OneLineUsageError(click.UsageError):
-    """A usage error as one line on stderr (`arenac: ...`), exit 2: what the runner's commands
-    print for every input they refuse before starting anything (docs/runner.md)."""
-
-    def show(self, file=None) -> None:
-        click.echo(f"arenac: {self.format_message()}", err=True, file=file)
-
-
-class _RunnerCommand(click.Command):
-    """`arenac run` and `arenac qualify`: click's own refusals (a bad option value, a missing
-    argument, a bundle path that does not exist) as one line instead of usage + hint + error."""
-
-    def parse_args(self, ctx, args):
-        try:
-            return super().parse_args(ctx, args)
-        except click.UsageError as error:
-            raise _OneLineUsageError(error.format_message(), ctx) from None
-
-
-def _isolation_options(command):
-    """--sandbox, --agent-network, --agent-ro: how the agent is confined (docs/security.md)."""
-    command = click.option("--agent-ro", "agent_ro", multiple=True, type=click.Path(file_okay=False, exists=True),
-                           help="A directory the agent's own program needs, bound read-only into its sandbox "
-                                "(repeatable).")(command)
-    command = click.option("--agent-network", type=click.Choice(["private", "host"]), default="private",
-                           show_default=True, help="private: the agent reaches only its tools; host: this "
-                                                   "machine's network too (e.g. a model API).")(command)
-    return click.option("--sandbox", type=click.Choice(["auto", "bwrap", "none"]), default="auto",
-                        show_default=True, help="The agent's sandbox (auto: bubblewrap where it works, "
-                                                "else none, with a warning).")(command)
-
-
-def _isolation(sandbox, agent_network, agent_ro):
-    from arenac.runner.options import Isolation  # lazily: only `run` and `qualify` need it
-
-    return Isolation(sandbox=sandbox, agent_network=agent_network,
-                     agent_ro=tuple(Path(p).resolve() for p in agent_ro))
-
-
-@click.command(cls=_RunnerCommand)
+@click.command(cls=RunnerCommand)
 @click.argument("bundle", type=click.Path(file_okay=False, exists=True))
 @click.option("--agent", default="oracle", show_default=True,
               help='oracle, noop, adversary:NAME (the built-in suite: see `arenac adversaries`), or cmd:"PROGRAM ARGS"')
@@ -68,7 +30,7 @@ def _isolation(sandbox, agent_network, agent_ro):
               help="Compress every duration (a finite number above 0).")
 @click.option("--out", default=None, help="Run directory (default: runs/<variant>); an earlier run there is replaced.")
 @click.option("--healthy", is_flag=True, help="Run without injecting the faults (the healthy control).")
-@_isolation_options
+@isolation_options
 def run(bundle, agent, time_scale, out, healthy, sandbox, agent_network, agent_ro):
     """Run one episode of a compiled bundle on the local backend, and grade it.
 
@@ -80,10 +42,10 @@ def run(bundle, agent, time_scale, out, healthy, sandbox, agent_network, agent_r
     problem = preflight.run_out_problem(run_dir) if run_dir is not None else None
     if problem:
         refuse(problem)
-    sys.exit(run_command(bundle, agent, time_scale, out, healthy, _isolation(sandbox, agent_network, agent_ro)))
+    sys.exit(run_command(bundle, agent, time_scale, out, healthy, isolation(sandbox, agent_network, agent_ro)))
 
 
-@click.command(cls=_RunnerCommand)
+@click.command(cls=RunnerCommand)
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
 @click.option("-k", "repeats", type=click.IntRange(min=1), default=1, show_default=True, help="Runs per control.")
 @click.option("--time-scale", type=preflight.TimeScale(), default=1.0, show_default=True,
@@ -99,7 +61,7 @@ def run(bundle, agent, time_scale, out, healthy, sandbox, agent_network, agent_r
               help="Runs per adversarial strategy (-k is for the three controls).")
 @click.option("--retries", type=click.IntRange(min=0), default=1, show_default=True,
               help="Times an episode whose harness was overloaded (infra_error) runs again.")
-@_isolation_options
+@isolation_options
 def qualify(paths, repeats, time_scale, out, jobs, adversarial, strategies, adversary_k, retries, sandbox,
             agent_network, agent_ro):
     """Qualify variants: healthy control passes, no-op fails, oracle passes (each k times).
@@ -117,7 +79,7 @@ def qualify(paths, repeats, time_scale, out, jobs, adversarial, strategies, adve
     if problem:  # before the specs are compiled into OUT/build
         refuse(problem)
     bundles = _bundles_for(paths, out)
-    sys.exit(qualify_command(bundles, repeats, time_scale, out, jobs, _isolation(sandbox, agent_network, agent_ro),
+    sys.exit(qualify_command(bundles, repeats, time_scale, out, jobs, isolation(sandbox, agent_network, agent_ro),
                              adversarial, adversary_k, strategies, retries))
 
 

@@ -21,7 +21,8 @@ by `/bin/sh -n`, which reads the command and runs nothing). The rules (docs/runn
   subshell, a redirection), is left to the shell.
 - `--out` of `arenac run`: absent, an empty directory, or an arenac run directory (rundir.py),
   which the episode then replaces; `--out` of `arenac qualify`: absent, an empty directory, or an
-  arenac qualification directory, which it resumes. Anything else (a regular file, a directory
+  arenac qualification directory, which it resumes; `--out` of `arenac campaign` likewise, with
+  an arenac campaign directory. Anything else (a regular file, a directory
   holding other things) is refused, so that nothing of the operator's is mixed with or deleted by
   a run.
 """
@@ -38,7 +39,7 @@ from pathlib import Path
 
 import click
 
-from arenac.rundir import is_qualification_dir, is_run_dir
+from arenac.rundir import is_campaign_dir, is_qualification_dir, is_run_dir
 
 MAX_JOBS_PER_CPU = 4
 AGENT_USERS = 16  # agents.py: as root, one user of its own per live episode
@@ -198,6 +199,12 @@ def qualification_out_problem(out: Path) -> str | None:
     """Why `arenac qualify` must not write (or resume) at OUT, or None."""
     return _out_problem(out, is_qualification_dir, "an arenac qualification directory",
                         "qualification.json, run directories at TASK/VARIANT/RUN, or only build/")
+
+
+def campaign_out_problem(out: Path) -> str | None:
+    """Why `arenac campaign` must not write (or resume) at OUT, or None."""
+    return _out_problem(out, is_campaign_dir, "an arenac campaign directory", "results.sqlite, or only build/ and "
+                        "campaign.json")
 
 
 def _out_problem(out: Path, recognised, what: str, marks: str) -> str | None:

@@ -15,7 +15,9 @@ Contract:
   retries are left and `stop` is not set, it moves that attempt's run directory aside to
   `<run dir>.overloaded-N` (the first N not taken: kept, as its evidence shows the starvation, and
   never read as the run) and runs the episode again in the run directory. `Attempts.result` is the
-  last result, `Attempts.earlier` the attempts set aside, oldest first.
+  last result, `Attempts.earlier` the attempts set aside, oldest first. A campaign passes its own
+  policy: `retryable=infra_error` (every infra_error but an interrupted one) and `label`
+  `infra-error`, so its attempts go to `<run dir>.infra-error-N`.
 """
 
 from __future__ import annotations
@@ -50,20 +52,28 @@ def overloaded(result: EpisodeResult) -> bool:
     return result.status == "infra_error" and result.reason.startswith(OVERLOADED_PREFIX)
 
 
+def infra_error(result: EpisodeResult) -> bool:
+    """Any infra_error but an interrupted one: what a campaign's retry policy runs again (its
+    trials measure agents, and an infrastructure failure says nothing of the agent)."""
+    return result.status == "infra_error" and result.reason != "interrupted"
+
+
 def run_retrying(launch: Launch, bundle: RunnableBundle, options: EpisodeOptions, stop: threading.Event,
-                 retries: int, first: EpisodeResult | None = None) -> Attempts:
+                 retries: int, first: EpisodeResult | None = None,
+                 retryable: Callable[[EpisodeResult], bool] = overloaded, label: str = "overloaded") -> Attempts:
     result = first if first is not None else launch(bundle, options, stop)
     earlier: list[SetAside] = []
-    while overloaded(result) and len(earlier) < retries and not stop.is_set():
-        aside = _free_name(options.out)
+    while retryable(result) and len(earlier) < retries and not stop.is_set():
+        aside = free_name(options.out, label)
         options.out.rename(aside)  # an overloaded trial ran its harness: its run directory exists
         earlier.append(SetAside(aside, result.reason))
         result = launch(bundle, options, stop)
     return Attempts(result, tuple(earlier))
 
 
-def _free_name(run_dir: Path) -> Path:
+def free_name(run_dir: Path, label: str = "overloaded") -> Path:
+    """`<run dir>.<label>-N`, the first N not taken."""
     n = 1
-    while (candidate := run_dir.with_name(f"{run_dir.name}.overloaded-{n}")).exists():
+    while (candidate := run_dir.with_name(f"{run_dir.name}.{label}-{n}")).exists():
         n += 1
     return candidate
