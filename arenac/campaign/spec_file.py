@@ -3,9 +3,10 @@
 
 Contract:
 - `load_campaign(path) -> CampaignFile` (the spec, and where each key is written), or
-  `CampaignFileError` carrying every problem found, each a `FileProblem` (file as given, 1-based line and column, message): a file that cannot be read,
-  a syntax error (where the parser stopped), and every schema error (an unknown key, a value of
-  the wrong type or out of range, a misnamed agent), at the key or value it concerns.
+  `CampaignFileError` carrying every problem found, each a `FileProblem` (file as given, 1-based
+  line and column, message): a file that cannot be read, a syntax error (where the parser
+  stopped), and every schema error (an unknown key, a value of the wrong type or out of range, a
+  misnamed agent), at the key or value it concerns.
 - YAML positions are the parser's own (its nodes' marks). TOML's parser gives none for valid
   syntax, so a schema error is placed at the line of the key it names, found by scanning the file's
   tables and keys (`[table]`, `[[array]]`, `key =`, dotted and quoted keys); where a key cannot be

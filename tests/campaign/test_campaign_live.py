@@ -4,11 +4,10 @@ again). Holds the machine's live lock (tests/livelock.py)."""
 
 from __future__ import annotations
 
-import sqlite3
 import shutil
+import sqlite3
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -45,8 +44,10 @@ def test_a_campaign_runs_records_and_resumes(tmp_path):
         assert "Traceback" not in first.stdout + first.stderr
         lines = first.stdout.splitlines()
         assert "= 2 trials" in lines[0]
-        assert any(line.startswith("[1/2] oracle on revoked-grant-") and ": scored, reward 1 (" in line for line in lines)
-        assert any(line.startswith("[2/2] noop on revoked-grant-") and ": scored, reward 0 (" in line for line in lines)
+        assert any(line.startswith("[1/2] oracle on revoked-grant-") and ": scored, reward 1 (" in line
+                   for line in lines)
+        assert any(line.startswith("[2/2] noop on revoked-grant-") and ": scored, reward 0 (" in line
+                   for line in lines)
         assert "campaign: 2 trial(s) run, 0 reused, 0 left" in lines
         table = lines[lines.index("campaign: 2 trial(s) run, 0 reused, 0 left") + 1:]
         assert table[0].split() == ["agent", "scored", "passed", "pass@1", "95%", "CI", "(tasks)", "void",
