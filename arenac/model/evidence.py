@@ -28,6 +28,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field, JsonValue, ValidationError, model_validator
 
+from arenac.model.actions import Target
 from arenac.model.gates import Gates
 from arenac.model.plan import Challenges
 from arenac.model.record import Record
@@ -330,6 +331,19 @@ class AckedSoakEnd(EvidenceModel):
 
 
 # ---- gates.json (the bundle's verifier/gates.json, copied) ---------------------------------------
+class OracleRepair(EvidenceModel):
+    """One fault the oracle repairs, in the safety gate's vocabulary: `targets`, what its repair
+    changes (`touched_targets` of the fault template's repair actions and what the template declares
+    it touches beyond them: the compiler's `ConcreteFault.touches`), and `injected`, what its
+    injection changes (`touched_targets` of its inject actions, and the config keys and releases its
+    chart values set)."""
+
+    fault: str
+    layer: str
+    targets: tuple[Target, ...]
+    injected: tuple[Target, ...]
+
+
 class GatesFile(EvidenceModel):
     """verifier/gates.json of a bundle (and its copy in the evidence)."""
 
@@ -338,3 +352,6 @@ class GatesFile(EvidenceModel):
     baseline: str | None = None
     gates: Gates
     challenges: Challenges | None = None
+    # the faults the oracle repairs, in its order (the failure taxonomy reads them, the verifier
+    # does not); None: a bundle compiled before they were recorded
+    repairs: tuple[OracleRepair, ...] | None = None

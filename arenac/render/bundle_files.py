@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from arenac.core.serialize import dump_json, dump_yaml, model_data
+from arenac.model.actions import AnyAction, Target, ValuesAction, touched_targets
 from arenac.model.substrate import Substrate
 from arenac.model.task import Variant
 from arenac.render.chart import chart_files
@@ -49,6 +50,7 @@ def bundle_files(variant: Variant, substrate: Substrate, chart_dir: Path) -> dic
         "gates": model_data(variant.spec.gates),
         "challenges": model_data(plan.challenges),
         "baseline": f"{variant.spec.substrate}/{variant.spec.load.name}",
+        "repairs": oracle_repairs(variant),
     })
     files["verifier/verify.py"] = render_text("verify.py.j2", task=variant.task, variant=variant.id)
     files["oracle/solve.sh"] = solve_script(variant, substrate)
@@ -59,3 +61,31 @@ def bundle_files(variant: Variant, substrate: Substrate, chart_dir: Path) -> dic
         source_paths=variant.access.source_paths,
     )
     return files
+
+
+def oracle_repairs(variant: Variant) -> list[dict[str, object]]:
+    """gates.json's `repairs` (model/evidence.py `OracleRepair`): each fault the oracle repairs, in
+    its order, with the targets its repair and its injection change; the failure taxonomy reads them
+    from the evidence (docs/campaign.md, "Failure classes")."""
+    faults = {fault.name: fault for fault in variant.faults}
+    repaired = dict.fromkeys(step.target for step in variant.spec.oracle if step.kind == "repair" and step.target)
+    return [{"fault": name, "layer": faults[name].layer,
+             "targets": [model_data(target) for target in faults[name].touches],
+             "injected": [model_data(target) for target in injected_targets(faults[name].inject)]}
+            for name in repaired]
+
+
+def injected_targets(inject: tuple[AnyAction, ...]) -> tuple[Target, ...]:
+    """What an injection changes: `touched_targets` of its actions, and for the chart values it sets
+    (which touch nothing the agent could watch change), the key or release they set:
+    `services.S.config.K` is config(S.K), `services.S.release` is release(S)."""
+    found = list(touched_targets(inject))
+    for action in inject:
+        if isinstance(action, ValuesAction) and action.path.startswith("services."):
+            service, _, rest = action.path[len("services."):].partition(".")
+            if rest.startswith("config."):
+                found.append(Target(kind="config", ref=f"{service}.{rest[len('config.'):]}"))
+            elif rest == "release":
+                found.append(Target(kind="release", ref=service))
+    unique = {str(target): target for target in found}
+    return tuple(unique[key] for key in sorted(unique))
