@@ -12,8 +12,9 @@ Contract:
   infra_error runs again, up to `retries` times, its earlier attempts moved aside to
   `<run dir>.infra-error-N` (runner/retry.py) and listed in its row.
 - Every finished trial's row is written to the store (campaign/store.py) before the next event;
-  the row is built from the run directory (verdict.json's checks), never from memory alone, so
-  a row and its evidence cannot disagree.
+  the row is built from the run directory (verdict.json's checks, the failure classes and the
+  full fix of campaign/taxonomy.py), never from memory alone, so a row and its evidence cannot
+  disagree. Evidence the taxonomy cannot read leaves the row without classes, with the reason.
 - Stop (Ctrl-C, SIGTERM: the `stop` event): trials not started are not started; a trial the stop
   interrupted is not recorded (its run directory says "interrupted": a rerun runs it again). The
   outcome counts both as `left`.
@@ -29,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arenac.campaign.store import CampaignStore
+from arenac.campaign.taxonomy import analyse
 from arenac.model.campaign import CheckResult, SetAsideAttempt, TrialRow
 from arenac.model.evidence import Timeline
 from arenac.model.verdict import Verdict
@@ -125,13 +127,15 @@ def trial_row(planned: PlannedTrial, result: EpisodeResult, out: Path) -> TrialR
     """One finished trial's row, from its run directory (verdict.json's checks) and its result."""
     plan = planned.bundle.plan
     run_dir = out / planned.run_dir
+    analysis = analyse(run_dir)
     return TrialRow(
         agent=planned.agent, agent_spec=planned.agent_spec, task=plan.task, variant=plan.variant,
         trial=planned.trial, faults={fault.name: fault.layer for fault in plan.faults},
         access=plan.access.name, substrate=plan.substrate, status=result.status, reward=result.reward,
         outcome=result.outcome, safe_repair=result.safe_repair, reason=result.reason or None,
         checks=_checks(run_dir), wall_s=round(result.wall_s, 3), run_dir=planned.run_dir.as_posix(),
-        set_aside=_set_aside(run_dir, out))
+        set_aside=_set_aside(run_dir, out), failure_classes=analysis.classes, full_fix=analysis.full_fix,
+        taxonomy_problem=analysis.problem)
 
 
 def _checks(run_dir: Path) -> tuple[CheckResult, ...]:

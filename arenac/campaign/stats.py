@@ -16,6 +16,9 @@ Contract (the definitions and formulas: docs/statistics.md):
 - `breakdown`: per agent, task, fault layer (a trial counts once in each distinct layer of its
   faults), access profile or substrate: trials scored, passes, pass rate and Wilson interval.
   A group with no scored trial says so (pass_rate and wilson None), never divides by zero.
+- `given_full_fix`: per agent, the same figures over its scored trials that made a full fix
+  (`Trial.full_fix` True: the agent changed every target of the oracle's repair): the pass rate
+  given a full fix. Every agent has a group, with no scored trial when it never made one.
 - Deterministic: the bootstrap draws from `random.Random(seed)`, seed and resample count are
   parameters; groups are sorted by key. Same trials, same arguments, same figures.
 
@@ -119,6 +122,7 @@ class AgentSummary(Model):
 
 class CampaignSummary(Model):
     leaderboard: Breakdown  # per agent, pooled over its scored trials
+    given_full_fix: Breakdown  # per agent, pooled over its scored trials that made a full fix
     agents: tuple[AgentSummary, ...]  # sorted by agent
     excluded: Excluded  # over the whole campaign
 
@@ -272,9 +276,18 @@ def breakdown(trials: Iterable[Trial], by: Dimension, confidence: float = DEFAUL
                                                 for key in sorted(members)))
 
 
+def given_full_fix(trials: Sequence[Trial], confidence: float = DEFAULT_CONFIDENCE) -> Breakdown:
+    """Per agent (every agent of `trials`, sorted), the figures of its trials that made a full fix."""
+    agents = sorted({trial.agent for trial in trials})
+    return Breakdown(dimension="agent", groups=tuple(
+        group_figures(agent, [t for t in trials if t.agent == agent and t.full_fix is True], confidence)
+        for agent in agents))
+
+
 def summarize(trials: Sequence[Trial], ks: Sequence[int] = (), *, resamples: int = DEFAULT_RESAMPLES,
               seed: int = DEFAULT_SEED, confidence: float = DEFAULT_CONFIDENCE) -> CampaignSummary:
-    """The campaign's figures: the leaderboard (per agent, pooled), and per agent its pass@1, its
+    """The campaign's figures: the leaderboard (per agent, pooled), the pass rate given a full fix
+    (per agent), and per agent its pass@1, its
     pass@k and pass^k for each k in `ks`, and its breakdowns per task, layer, access and substrate."""
     if any(k < 1 for k in ks):
         raise ValueError(f"every k must be at least 1, not {sorted(ks)}")
@@ -290,5 +303,6 @@ def summarize(trials: Sequence[Trial], ks: Sequence[int] = (), *, resamples: int
             breakdowns=tuple(breakdown(mine, by, confidence) for by in AGENT_BREAKDOWNS))
 
     return CampaignSummary(leaderboard=breakdown(trials, "agent", confidence),
+                           given_full_fix=given_full_fix(trials, confidence),
                            agents=tuple(agent_summary(agent) for agent in sorted({t.agent for t in trials})),
                            excluded=excluded_counts(trials))

@@ -9,7 +9,8 @@ Contract:
   it returns: a campaign killed between trials loses none it finished. Safe from several threads.
 - Tables: `trials` (the row's fields as columns for queries: agent, agent_spec, task, variant,
   trial, attempts, status, reward, outcome, safe_repair, reason, access, substrate, layers (the
-  distinct fault layers, comma-separated), wall_s, run_dir; and `row`, the whole row as JSON,
+  distinct fault layers, comma-separated), wall_s, run_dir, failure_classes (comma-separated, in
+  the taxonomy's order), full_fix (1, 0 or NULL: not said), taxonomy_problem; and `row`, the whole row as JSON,
   which `rows()` reads back), `checks` (agent, variant, trial, gate, position, text, passed,
   detail) and `meta` (schema_version).
 - `rows()` returns every row, sorted by (agent, task, variant, trial); `trials()` the same as the
@@ -26,7 +27,7 @@ from arenac.campaign.trials import Trial
 from arenac.model.campaign import TrialRow
 from arenac.rundir import CAMPAIGN_DATABASE as DATABASE
 
-SCHEMA_VERSION = "arenac.campaign-results/v1"
+SCHEMA_VERSION = "arenac.campaign-results/v2"
 
 _TABLES = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -35,7 +36,7 @@ CREATE TABLE IF NOT EXISTS trials (
   trial INTEGER NOT NULL, attempts INTEGER NOT NULL, status TEXT NOT NULL, reward INTEGER NOT NULL,
   outcome INTEGER NOT NULL, safe_repair INTEGER NOT NULL, reason TEXT, access TEXT NOT NULL,
   substrate TEXT NOT NULL, layers TEXT NOT NULL, wall_s REAL NOT NULL, run_dir TEXT NOT NULL,
-  row TEXT NOT NULL,
+  failure_classes TEXT NOT NULL, full_fix INTEGER, taxonomy_problem TEXT, row TEXT NOT NULL,
   PRIMARY KEY (agent, variant, trial));
 CREATE TABLE IF NOT EXISTS checks (
   agent TEXT NOT NULL, variant TEXT NOT NULL, trial INTEGER NOT NULL, gate TEXT NOT NULL,
@@ -83,10 +84,12 @@ class CampaignStore:
             try:
                 connection.execute("DELETE FROM checks WHERE agent = ? AND variant = ? AND trial = ?", key)
                 connection.execute(
-                    "INSERT OR REPLACE INTO trials VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    "INSERT OR REPLACE INTO trials VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     (row.agent, row.agent_spec, row.task, row.variant, row.trial, row.attempts, row.status,
                      row.reward, int(row.outcome), int(row.safe_repair), row.reason, row.access, row.substrate,
-                     layers, row.wall_s, row.run_dir, row.model_dump_json()))
+                     layers, row.wall_s, row.run_dir, ",".join(row.failure_classes),
+                     None if row.full_fix is None else int(row.full_fix), row.taxonomy_problem,
+                     row.model_dump_json()))
                 connection.executemany(
                     "INSERT INTO checks VALUES (?,?,?,?,?,?,?,?)",
                     [(*key, check.gate, position, check.text, int(check.passed), check.detail)
@@ -108,4 +111,4 @@ class CampaignStore:
 def as_trial(row: TrialRow) -> Trial:
     """A row as the statistics read it."""
     return Trial(agent=row.agent, task=row.task, variant=row.variant, faults=row.faults, access=row.access,
-                 substrate=row.substrate, status=row.status, reward=row.reward)
+                 substrate=row.substrate, status=row.status, reward=row.reward, full_fix=row.full_fix)

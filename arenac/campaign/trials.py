@@ -10,6 +10,9 @@ Contract:
   are *excluded*: the statistics never count them as passes or failures, and count them apart.
 - The reward is 0 or 1, and 1 only for a `scored` trial: the verifier gives every other status
   reward 0 (verify/verdict.py `unscored`), so a row that says otherwise is refused, not guessed at.
+- `full_fix` (campaign/taxonomy.py): whether the agent changed every target of the oracle's repair
+  the snapshots hold; None when that cannot be said. "Pass rate given a full fix" counts the scored
+  trials where it is True.
 - A trial has at least one fault: every variant injects one, and the per-layer breakdown counts a
   trial in each distinct layer of its faults.
 """
@@ -38,6 +41,7 @@ class Trial(Model):
     substrate: str
     status: TrialStatus
     reward: Literal[0, 1]
+    full_fix: bool | None = None  # the agent changed every target of the oracle's repair (None: not said)
 
     @model_validator(mode="after")
     def _reward_only_when_scored(self) -> Trial:

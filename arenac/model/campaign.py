@@ -15,8 +15,10 @@ Contract (docs/campaign.md):
 - `TrialRow` is one trial as recorded: who (agent name and what it ran), what (task, variant, its
   faults and layers, access profile, substrate), which trial of k, how many attempts it took (the
   infra_error attempts set aside, with their reasons), status, reward, outcome and safe repair,
-  the reason of a trial not scored, every gate check's result, the wall time, and the run
-  directory relative to the campaign directory.
+  the reason of a trial not scored, every gate check's result, the wall time, the run
+  directory relative to the campaign directory, and what the failure taxonomy says of its evidence
+  (campaign/taxonomy.py): its failure classes, whether it was a full fix, and why either could not
+  be said.
 - `CampaignRecord` is campaign.json in the campaign directory: the settings the last invocation
   ran with and the variants it selected. No time or absolute path: the same inputs write the same
   bytes.
@@ -33,6 +35,13 @@ from arenac.model.evidence import TrialStatus
 
 AGENT_NAME_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
 Layer = Literal["config", "runtime", "image"]
+# why a scored trial failed (arenac/campaign/taxonomy.py; docs/campaign.md, "Failure classes")
+FailureClass = Literal["premature-declaration", "exhaustion", "outcome-not-restored", "lost-on-restart",
+                       "lost-on-retrigger", "scope-violation", "guard-violation", "data-damaged", "residual-cause",
+                       "no-change", "broke-the-harness"]
+CLASSES: tuple[FailureClass, ...] = ("premature-declaration", "exhaustion", "outcome-not-restored",
+                                     "lost-on-restart", "lost-on-retrigger", "scope-violation", "guard-violation",
+                                     "data-damaged", "residual-cause", "no-change", "broke-the-harness")
 AgentName = Annotated[str, StringConstraints(pattern=AGENT_NAME_PATTERN, max_length=64)]
 
 
@@ -102,6 +111,9 @@ class TrialRow(Model):
     wall_s: float
     run_dir: str  # relative to the campaign directory
     set_aside: tuple[SetAsideAttempt, ...] = ()
+    failure_classes: tuple[FailureClass, ...] = ()  # every class that applies to a scored failure, in CLASSES order
+    full_fix: bool | None = None  # the agent changed every state target of the oracle's repair; None: not said
+    taxonomy_problem: str | None = None  # why the classes or the full fix could not be said (unreadable evidence)
 
     @property
     def attempts(self) -> int:

@@ -51,13 +51,19 @@ def test_a_campaign_runs_records_and_resumes(tmp_path):
         assert "campaign: 2 trial(s) run, 0 reused, 0 left" in lines
         table = lines[lines.index("campaign: 2 trial(s) run, 0 reused, 0 left") + 1:]
         assert table[0].split() == ["agent", "scored", "passed", "pass@1", "95%", "CI", "(tasks)", "void",
-                                    "infra_error"]
+                                    "infra_error", "full", "fix", "pass", "given", "full", "fix"]
         assert table[1].split()[:4] == ["noop", "1", "0", "0%"] and table[2].split()[:4] == ["oracle", "1", "1", "100%"]
         with sqlite3.connect(out / "results.sqlite") as db:
             rows = db.execute("SELECT agent, status, reward, run_dir FROM trials ORDER BY agent").fetchall()
             failing = db.execute("SELECT COUNT(*) FROM checks WHERE agent = 'noop' AND passed = 0").fetchone()[0]
         assert [(a, s, r) for a, s, r, _ in rows] == [("noop", "scored", 0), ("oracle", "scored", 1)]
         assert failing >= 1  # the no-op's failing outcome checks, in the spec's units
+        with sqlite3.connect(out / "results.sqlite") as db:
+            taxonomy = dict((agent, (classes.split(","), full_fix)) for agent, classes, full_fix in db.execute(
+                "SELECT agent, failure_classes, full_fix FROM trials"))
+        # the oracle made its own repair; the no-op changed nothing and the fault stayed
+        assert taxonomy["oracle"] == ([""], 1)
+        assert {"outcome-not-restored", "no-change"} <= set(taxonomy["noop"][0]) and taxonomy["noop"][1] == 0
         assert all((out / run_dir / "verdict.json").is_file() for *_, run_dir in rows)
 
         again = _campaign(str(spec), "--out", str(out))

@@ -158,6 +158,7 @@ class RecordedRun:
         self.outcome: list[Predicate] = [ERROR_RATE_SEND]
         self.safety: list = []
         self.harness_changes: list[dict[str, Any]] = []  # {"t", "what", "targets"}
+        self.repairs: list[dict[str, Any]] | None = None  # gates.json's oracle repairs; None: not recorded
         self.task, self.variant = "recorded", "recorded-00000000"
         self.acks: list[dict[str, Any]] = healthy_acks()
         self.harness_acks: list[dict[str, Any]] | None = None  # None: no harness_acks.jsonl
@@ -192,10 +193,13 @@ class RecordedRun:
                 "phases": self.phases, "seconds": seconds}
 
     def gates(self) -> dict[str, Any]:
-        return {"task": self.task, "variant": self.variant, "baseline": "spine/standard",
-                "challenges": {"restart": ["message"], "retrigger": ["strict"]},
-                "gates": {"outcome": [p.model_dump(mode="json") for p in self.outcome],
-                          "safety": [c.model_dump(mode="json") for c in self.safety]}}
+        gates = {"task": self.task, "variant": self.variant, "baseline": "spine/standard",
+                 "challenges": {"restart": ["message"], "retrigger": ["strict"]},
+                 "gates": {"outcome": [p.model_dump(mode="json") for p in self.outcome],
+                           "safety": [c.model_dump(mode="json") for c in self.safety]}}
+        if self.repairs is not None:
+            gates["repairs"] = self.repairs
+        return gates
 
     def write(self) -> Path:
         evidence = self.run_dir / "evidence"
@@ -221,3 +225,9 @@ class RecordedRun:
     def grade(self) -> Verdict:
         self.write()
         return grade(self.run_dir / "evidence")
+
+    def graded(self) -> Path:
+        """Write the evidence and the verdict.json its grading gives, as a finished run has them."""
+        verdict = self.grade()
+        (self.run_dir / "verdict.json").write_text(verdict.model_dump_json())
+        return self.run_dir
