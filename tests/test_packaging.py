@@ -12,6 +12,7 @@ from pathlib import Path
 from helpers import ROOT
 
 SHIPPED = {"library": "arenac/library", "grammar": "arenac/grammar", "arenac/templates": "arenac/templates",
+           "arenac/report/templates": "arenac/report/templates",
            "library/substrates/spine/app/spine_services": "spine_services"}
 # the spine application's build context: its package ships as spine_services (above), its image
 # files (Dockerfile, pyproject.toml) not at all

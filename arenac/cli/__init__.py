@@ -12,6 +12,7 @@ nothing below imports it. One module per group of commands:
   grade.py          grade
   substrate.py      substrate up|status, calibrate
   campaign.py       campaign                        (its trials and summary: campaign_run.py)
+  report.py         report                          (what it writes: arenac/report/)
 
 Each command's module is imported only when that command runs (`_COMMANDS`: name -> module and
 attribute), so `arenac check` loads the compiler and nothing else: neither the runner's episode
@@ -44,6 +45,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "substrate": ("substrate", "substrate"),
     "calibrate": ("substrate", "calibrate"),
     "campaign": ("campaign", "campaign"),
+    "report": ("report", "report"),
 }
 
 
@@ -53,7 +55,7 @@ class _Main(click.Group):
     lists with the install line and that refuses in one line whatever it is given; `run`,
     `qualify` and `calibrate` check for themselves, first thing."""
 
-    needs_local: ClassVar[frozenset[str]] = frozenset({"grade", "substrate"})
+    needs_local: ClassVar[frozenset[str]] = frozenset({"grade", "substrate", "report"})
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
         # A command makes most of its objects once and keeps them (modules, classes, the library,
