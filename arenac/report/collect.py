@@ -8,13 +8,17 @@ Contract:
   line saying what PATH is and what was expected.
 - A trial's checks are its verdict.json's (every check and sub-check, in the spec's units, with
   its window); a campaign trial whose run directory is gone keeps the checks of its row.
-- Failure classes (report/classes.py) are asked for the scored failures only: the taxonomy gives
-  none to a pass or an excluded trial.
+- Failure classes and full fix (arenac/campaign/taxonomy.py, docs/campaign.md "Failure classes"):
+  a campaign trial's are those its row recorded (`failure_classes`, `full_fix`,
+  `taxonomy_problem`), never recomputed, so the report says what `arenac campaign` said, even of
+  a trial whose run directory is gone; a run directory's are `taxonomy.analyse(run_dir)`'s. A
+  scored failure whose evidence the taxonomy could not read (a `taxonomy_problem`) is counted
+  apart (`UNCLASSIFIED`), not as a failure without a class.
 - Timelines are read for at most `plot_limit` trials, chosen in this order: the trials that did
   not pass (scored failures, failed, void, infra_error: what a reader looks into), then passes,
   each group in (agent, task, variant, trial) order. Reading a ledger is most of a report's time;
   a trial not plotted says so in its note, naming the limit. A run directory is always plotted.
-- The statistics are `stats.summarize` over the trials, with pass@k and pass^k at k = the most
+- The statistics are `stats.summarize` over the trials (with their full fix), with pass@k and pass^k at k = the most
   trials of one agent on one variant when that is more than 1, and 2,000 bootstrap resamples, as
   `arenac campaign` prints its leaderboard (so the two agree).
 - Deterministic: trials sorted by (agent, task, variant, trial); run directories relative to PATH.
@@ -27,6 +31,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Literal
 
+from arenac.campaign import taxonomy
 from arenac.campaign.stats import AGENT_BREAKDOWNS, summarize
 from arenac.campaign.store import CampaignStore, StoreError
 from arenac.campaign.trials import Trial
@@ -34,8 +39,7 @@ from arenac.model.baseline import Baseline
 from arenac.model.campaign import TrialRow
 from arenac.model.run import RunRecord
 from arenac.model.verdict import Check, Verdict
-from arenac.report import classes as failure_classes
-from arenac.report.model import ClassCount, Report, ReportCheck, ReportTrial
+from arenac.report.model import UNCLASSIFIED, ClassCount, Report, ReportCheck, ReportTrial
 from arenac.report.tables import breakdown_table, class_table, leaderboard
 from arenac.report.timeline import TimelineUnreadable, read_timeline
 from arenac.rundir import CAMPAIGN_DATABASE, RUN_RECORD, incomplete_reason, is_run_dir
@@ -66,22 +70,30 @@ def collect(path: Path, plot_limit: int = DEFAULT_PLOT_LIMIT) -> Report:
     trials.sort(key=lambda t: (t.agent, t.task, t.variant, t.trial))
     trials = _with_timelines(path, trials, plot_limit)
     stats_trials = [Trial(agent=t.agent, task=t.task, variant=t.variant, faults=t.faults or {UNKNOWN: UNKNOWN},
-                          access=t.access, substrate=t.substrate, status=t.status, reward=t.reward) for t in trials]
+                          access=t.access, substrate=t.substrate, status=t.status, reward=t.reward,
+                          full_fix=t.full_fix) for t in trials]
     most = max(Counter((t.agent, t.variant) for t in trials).values())
     ks = (most,) if most > 1 else ()
     summary = summarize(stats_trials, ks=ks, resamples=RESAMPLES)
     agents = [agent.agent for agent in summary.agents]
-    counts = Counter((name, t.agent) for t in trials for name in t.classes)
-    names = list(failure_classes.known_classes())
-    names += sorted({name for name, _ in counts} - set(names))  # UNREADABLE, or a class CLASSES misses
-    class_counts = tuple(ClassCount(failure_class=name, agent=agent, count=counts[(name, agent)])
-                         for name in names for agent in agents if counts[(name, agent)])
-    known = failure_classes.available()
+    class_counts = _class_counts(trials, agents)
     return Report(source=source, name=path.resolve().name, trials=tuple(trials), summary=summary, ks=ks,
-                  classes_known=known, class_counts=class_counts, leaderboard=leaderboard(summary, ks),
+                  class_counts=class_counts, leaderboard=leaderboard(summary, ks),
                   breakdowns=tuple(breakdown_table(summary, d) for d in BREAKDOWNS),
-                  class_table=class_table(class_counts, names, agents, known),
+                  class_table=class_table(class_counts, agents),
                   plotted=sum(1 for t in trials if t.timeline is not None), plot_limit=plot_limit)
+
+
+def _class_counts(trials: list[ReportTrial], agents: list[str]) -> tuple[ClassCount, ...]:
+    """Per class (the taxonomy's order, then UNCLASSIFIED) and agent, its scored failures there;
+    only the counts that are not 0."""
+    counts = Counter((name, t.agent) for t in trials if t.scored_failure for name in t.classes)
+    unclassified = Counter(t.agent for t in trials if t.unclassified)
+    found = [ClassCount(failure_class=name, agent=agent, count=counts[(name, agent)])
+             for name in taxonomy.CLASSES for agent in agents if counts[(name, agent)]]
+    found += [ClassCount(failure_class=UNCLASSIFIED, agent=agent, count=unclassified[agent])
+              for agent in agents if unclassified[agent]]
+    return tuple(found)
 
 
 # ---- a run directory ----------------------------------------------------------------------------
@@ -97,12 +109,13 @@ def _run_trial(run_dir: Path) -> ReportTrial:
     task = verdict.task or (record.task if record else UNKNOWN)
     variant = verdict.variant or (record.variant if record else UNKNOWN)
     agent = record.agent if record else UNKNOWN
+    analysis = taxonomy.analyse(run_dir)
     return ReportTrial(
         agent=agent, agent_spec=agent, task=task, variant=variant, trial=1, faults=_faults(run_dir),
         access=UNKNOWN, substrate=_substrate(run_dir), status=verdict.status, reward=verdict.reward,
         outcome=verdict.outcome, safe_repair=verdict.safe_repair, reason=verdict.reason,
         wall_s=record.wall_s if record else None, attempts=1, run_dir=".", checks=_verdict_checks(verdict),
-        classes=_classes(run_dir, verdict.status, verdict.reward))
+        classes=analysis.classes, full_fix=analysis.full_fix, taxonomy_problem=analysis.problem)
 
 
 def _faults(run_dir: Path) -> dict[str, str]:
@@ -158,8 +171,8 @@ def _campaign_trial(directory: Path, row: TrialRow) -> ReportTrial:
         agent=row.agent, agent_spec=row.agent_spec, task=row.task, variant=row.variant, trial=row.trial,
         faults=dict(row.faults), access=row.access, substrate=row.substrate, status=row.status, reward=row.reward,
         outcome=row.outcome, safe_repair=row.safe_repair, reason=row.reason, wall_s=row.wall_s,
-        attempts=row.attempts, run_dir=row.run_dir, checks=checks,
-        classes=_classes(run_dir, row.status, row.reward))
+        attempts=row.attempts, run_dir=row.run_dir, checks=checks, classes=row.failure_classes,
+        full_fix=row.full_fix, taxonomy_problem=row.taxonomy_problem)
 
 
 # ---- shared -------------------------------------------------------------------------------------
@@ -177,11 +190,6 @@ def _verdict_checks(verdict: Verdict) -> tuple[ReportCheck, ...]:
     add("outcome", verdict.gates.outcome.checks, 0)
     add("safety", verdict.gates.safety.checks, 0)
     return tuple(found)
-
-
-def _classes(run_dir: Path, status: str, reward: int) -> tuple[str, ...]:
-    scored_failure = status == "failed" or (status == "scored" and reward == 0)
-    return failure_classes.classes_of(run_dir) if scored_failure else ()
 
 
 def _with_timelines(directory: Path, trials: list[ReportTrial], limit: int) -> list[ReportTrial]:

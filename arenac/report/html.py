@@ -8,7 +8,8 @@ Contract:
   writes their values, autoescaped; jinja2 runs with StrictUndefined, so a name the template asks
   for and the page lacks is an error, never an empty string.
 - Sections: the leaderboard with its intervals, the tables per task, fault layer, access profile
-  and failure class, the index of trials, then every trial: its facts, its timeline plot
+  and failure class, the index of trials, then every trial: its facts (with its failure classes,
+  or why the taxonomy could not say them, and its full fix: yes, no or not said), its timeline plot
   (report/plot.py) or the note saying why there is none, its checks (verdict details in the spec's
   units, as the verifier wrote them) and the list of its marks.
 - Deterministic: the same report gives the same bytes (no time of day, no absolute path).
@@ -24,6 +25,7 @@ from arenac.core.serialize import write_atomic
 from arenac.model.base import Model
 from arenac.report.model import MarkerKind, Report, ReportCheck, ReportTrial, Table
 from arenac.report.plot import SvgPlot, plot
+from arenac.report.tables import UNCLASSIFIED_TEXT
 
 TEMPLATE = "report.html.j2"
 KEY: tuple[tuple[MarkerKind | str, str], ...] = (
@@ -107,6 +109,13 @@ def status_text(trial: ReportTrial) -> str:
     return trial.status
 
 
+def full_fix_text(full_fix: bool | None) -> str:
+    if full_fix is None:
+        return "not said"
+    return "yes: the agent changed every target of the oracle's repair" if full_fix else \
+        "no: the agent left a target of the oracle's repair unchanged"
+
+
 def _check_row(check: ReportCheck) -> CheckRow:
     return CheckRow(gate=check.gate, text=check.text, mark="PASS" if check.passed else "FAIL",
                     css="pass" if check.passed else "fail", detail=check.detail, window=check.window or "",
@@ -125,6 +134,9 @@ def _trial_view(trial: ReportTrial) -> TrialView:
         facts.append(Fact(label="reason", value=trial.reason))
     if trial.classes:
         facts.append(Fact(label="failure classes", value=", ".join(trial.classes)))
+    if trial.taxonomy_problem is not None:
+        facts.append(Fact(label="failure classes", value=f"{UNCLASSIFIED_TEXT}: {trial.taxonomy_problem}"))
+    facts.append(Fact(label="full fix", value=full_fix_text(trial.full_fix)))
     if trial.attempts > 1:
         facts.append(Fact(label="attempts", value=f"{trial.attempts} (the earlier ones ended in an infra_error)"))
     if trial.wall_s is not None:
@@ -159,7 +171,8 @@ def page(report: Report) -> Page:
     index = tuple(IndexRow(anchor=t.anchor, name=f"{t.agent} on {t.variant} #{t.trial}", status=status_text(t),
                            css=status_css(t), reward=t.reward,
                            failing=sum(1 for c in t.checks if not c.passed and c.depth == 0),
-                           classes=", ".join(t.classes)) for t in trials)
+                           classes=UNCLASSIFIED_TEXT if t.unclassified else ", ".join(t.classes))
+                  for t in trials)
     title = f"arenac report: {report.source} {report.name}"
     return Page(title=title, subtitle=subtitle,
                 tables=(report.leaderboard, *report.breakdowns, report.class_table), trials_caption=caption,

@@ -5,14 +5,16 @@ Contract:
 - `ReportTrial` is one trial: who ran what (agent, task, variant, trial of k), how it ended
   (status, reward, outcome, safe repair, the reason of a trial not scored), its gate checks in the
   spec's units as the verifier wrote them (`ReportCheck`, sub-checks flattened after their parent
-  with `depth` + 1), its failure classes, and its timeline (`TrialTimeline`) when it is plotted,
+  with `depth` + 1), its failure classes and full fix (arenac/campaign/taxonomy.py; or why the
+  taxonomy could not read its evidence), and its timeline (`TrialTimeline`) when it is plotted,
   or the note saying why it is not.
 - `TrialTimeline` is in plan seconds and base units (fractions, seconds): per route and second
   the error rate and the p99 latency (None: no request that second), and the marks of the
   episode: fault onsets and recurrences, the handover, every agent action, the declaration, the
   challenges, and the soak as a span. The plot (report/plot.py) turns it into geometry.
 - `Report` holds the trials sorted by (agent, task, variant, trial), the statistics' summary
-  (arenac/campaign/stats.py, unchanged), the tables prepared from it, and the per-class counts.
+  (arenac/campaign/stats.py, unchanged), the tables prepared from it, and the per-class counts
+  (`UNCLASSIFIED`: the scored failures whose evidence the taxonomy could not read, counted apart).
   Nothing in it is a time of day or an absolute path: the same directory gives the same report.
 """
 
@@ -22,9 +24,11 @@ from typing import Final, Literal
 
 from arenac.campaign.stats import CampaignSummary
 from arenac.model.base import Model
+from arenac.model.campaign import FailureClass
 from arenac.model.evidence import TrialStatus
 
-SCHEMA_VERSION: Final = "arenac.report/v1"
+SCHEMA_VERSION: Final = "arenac.report/v2"
+UNCLASSIFIED: Final = "unclassified"
 MarkerKind = Literal["onset", "recur", "handover", "action", "declaration", "challenge"]
 
 
@@ -90,7 +94,9 @@ class ReportTrial(Model):
     attempts: int
     run_dir: str  # relative to the directory the report was made from ("." for a run directory)
     checks: tuple[ReportCheck, ...]
-    classes: tuple[str, ...]  # failure classes (report/classes.py); () for a pass or an excluded trial
+    classes: tuple[FailureClass, ...]  # in the taxonomy's order; () for a pass or an excluded trial
+    full_fix: bool | None  # the agent changed every held target of the oracle's repair; None: not said
+    taxonomy_problem: str | None  # why the taxonomy could not read the trial's evidence
     timeline: TrialTimeline | None = None
     note: str | None = None  # why there is no timeline, when there is none
 
@@ -107,6 +113,15 @@ class ReportTrial(Model):
     @property
     def scored(self) -> bool:
         return self.status in ("scored", "failed")
+
+    @property
+    def scored_failure(self) -> bool:
+        return self.status == "failed" or (self.status == "scored" and self.reward == 0)
+
+    @property
+    def unclassified(self) -> bool:
+        """A scored failure whose evidence the taxonomy could not read: counted apart, not class-less."""
+        return self.scored_failure and self.taxonomy_problem is not None
 
     @property
     def layers(self) -> tuple[str, ...]:
@@ -129,21 +144,20 @@ class Table(Model):
 
 
 class ClassCount(Model):
-    """How many scored failures of one agent fall in one failure class."""
+    """How many scored failures of one agent fall in one failure class (or are `UNCLASSIFIED`)."""
 
-    failure_class: str
+    failure_class: FailureClass | Literal["unclassified"]
     agent: str
     count: int
 
 
 class Report(Model):
-    schema_version: Literal["arenac.report/v1"] = SCHEMA_VERSION
+    schema_version: Literal["arenac.report/v2"] = SCHEMA_VERSION
     source: Literal["run", "campaign"]
     name: str  # the directory's name, for titles
     trials: tuple[ReportTrial, ...]  # sorted by (agent, task, variant, trial)
     summary: CampaignSummary
     ks: tuple[int, ...]  # the k of the pass@k and pass^k figures (none when every trial ran once)
-    classes_known: bool  # False: no failure taxonomy in this arenac, so no classes were given
     class_counts: tuple[ClassCount, ...]
     leaderboard: Table
     breakdowns: tuple[Table, ...]  # per task, fault layer, access profile

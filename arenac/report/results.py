@@ -3,13 +3,16 @@ plots' geometry) and `trials.csv` (one row per trial).
 
 Contract:
 - `results_document(report)` -> `ResultsDocument`: the schema version, the source, every trial
-  (its identity, status, reward, reason, faults, checks in the spec's units, failure classes,
-  run directory; without its timeline, which is the run directory's own evidence), the statistics'
-  summary as arenac/campaign/stats.py gives it (leaderboard, per-agent estimates and breakdowns,
-  the excluded trials), and the per-class counts. Written as canonical JSON (sorted keys).
+  (its identity, status, reward, reason, faults, checks in the spec's units, failure classes, full
+  fix, why the taxonomy could not read its evidence if it could not, run directory; without its
+  timeline, which is the run directory's own evidence), the statistics' summary as
+  arenac/campaign/stats.py gives it (leaderboard, per-agent estimates and breakdowns, the excluded
+  trials, the pass rate given a full fix), and the per-class counts. Written as canonical JSON
+  (sorted keys).
 - `trials.csv`: a header then one row per trial, in the report's order, with the columns of
   `CSV_COLUMNS`; lists are joined with "; " (faults as `name:layer`), booleans are `true`/`false`,
-  a missing value is empty. The failing checks are the gate's own (depth 0), as `text: detail`.
+  a missing value is empty (`full_fix` when it is not said). The failing checks are the gate's
+  own (depth 0), as `text: detail`.
 """
 
 from __future__ import annotations
@@ -22,11 +25,12 @@ from typing import Literal
 from arenac.campaign.stats import CampaignSummary
 from arenac.core.serialize import dump_json, write_atomic
 from arenac.model.base import Model
+from arenac.model.campaign import FailureClass
 from arenac.report.model import SCHEMA_VERSION, ClassCount, Report, ReportCheck, ReportTrial
 
 CSV_COLUMNS = ("agent", "agent_spec", "task", "variant", "trial", "status", "reward", "outcome", "safe_repair",
                "reason", "faults", "layers", "access", "substrate", "attempts", "wall_s", "checks", "checks_failed",
-               "failing_checks", "classes", "run_dir")
+               "failing_checks", "classes", "full_fix", "taxonomy_problem", "run_dir")
 
 
 class TrialResult(Model):
@@ -46,17 +50,18 @@ class TrialResult(Model):
     attempts: int
     wall_s: float | None
     checks: tuple[ReportCheck, ...]
-    classes: tuple[str, ...]
+    classes: tuple[FailureClass, ...]
+    full_fix: bool | None
+    taxonomy_problem: str | None
     run_dir: str
 
 
 class ResultsDocument(Model):
-    schema_version: Literal["arenac.report/v1"] = SCHEMA_VERSION
+    schema_version: Literal["arenac.report/v2"] = SCHEMA_VERSION
     source: str
     name: str
     trials: tuple[TrialResult, ...]
     summary: CampaignSummary
-    classes_known: bool
     class_counts: tuple[ClassCount, ...]
 
 
@@ -66,8 +71,7 @@ def _result(trial: ReportTrial) -> TrialResult:
 
 def results_document(report: Report) -> ResultsDocument:
     return ResultsDocument(source=report.source, name=report.name, trials=tuple(_result(t) for t in report.trials),
-                           summary=report.summary, classes_known=report.classes_known,
-                           class_counts=report.class_counts)
+                           summary=report.summary, class_counts=report.class_counts)
 
 
 def write_results_json(report: Report, path: Path) -> None:
@@ -93,7 +97,7 @@ def csv_row(trial: ReportTrial) -> dict[str, str]:
         "attempts": trial.attempts, "wall_s": trial.wall_s,
         "checks": sum(1 for c in trial.checks if c.depth == 0), "checks_failed": len(failing),
         "failing_checks": "; ".join(f"{c.text}: {c.detail}" for c in failing), "classes": "; ".join(trial.classes),
-        "run_dir": trial.run_dir}
+        "full_fix": trial.full_fix, "taxonomy_problem": trial.taxonomy_problem, "run_dir": trial.run_dir}
     return {column: _text(values[column]) for column in CSV_COLUMNS}
 
 

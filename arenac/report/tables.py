@@ -5,14 +5,16 @@ them out.
 Contract:
 - `leaderboard(summary, ks)`: per agent (sorted), its scored trials and passes, pass@1 with its
   task-bootstrap interval, pass@k and pass^k for each k in `ks` ("-" where undefined: a task with
-  fewer than k scored trials), and the trials excluded (void, infra_error). Rates are whole
-  percents, as `arenac campaign` prints them.
+  fewer than k scored trials), the trials excluded (void, infra_error), its scored trials that
+  made a full fix and the pass rate among them with its Wilson 95% interval (`given_full_fix`;
+  "-" when it made none). Rates are whole percents, as `arenac campaign` prints them.
 - `breakdown_table(summary, dimension)`: per task, fault layer or access profile (rows, sorted) and
   agent (columns): passes / scored, the pass rate and its Wilson 95% interval; "no scored
   trials" where every trial of the group was excluded; "-" where the agent ran none.
-- `class_table(counts, classes, agents, known)`: per failure class (the taxonomy's order) and
-  agent, the scored failures of that class (a failure may have several classes); without a
-  taxonomy, one row saying so.
+- `class_table(counts, agents)`: per failure class (every class of the taxonomy, in its order) and
+  agent, the scored failures of that class (a failure may have several classes); then, when
+  there are any, the scored failures whose evidence the taxonomy could not read, on a row of
+  their own.
 """
 
 from __future__ import annotations
@@ -20,8 +22,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from arenac.campaign.stats import AgentEstimate, CampaignSummary, Dimension, GroupFigures, Interval
-from arenac.report.model import Cell, ClassCount, Table
+from arenac.model.campaign import CLASSES
+from arenac.report.model import UNCLASSIFIED, Cell, ClassCount, Table
 
+UNCLASSIFIED_TEXT = "not classified (evidence unreadable)"
 TITLES: dict[Dimension, str] = {"task": "task", "layer": "fault layer", "access": "access profile",
                                 "agent": "agent", "substrate": "substrate"}
 
@@ -44,10 +48,11 @@ def leaderboard(summary: CampaignSummary, ks: Sequence[int]) -> Table:
     header = ["agent", "scored", "passed", "pass@1", "95% CI (tasks)"]
     for k in ks:
         header += [f"pass@{k}", f"pass^{k}"]
-    header += ["void", "infra_error"]
+    header += ["void", "infra_error", "full fix", "pass given full fix"]
     rows = []
     for agent in summary.agents:
         pooled = next(group for group in summary.leaderboard.groups if group.key == agent.agent)
+        fixed = next(group for group in summary.given_full_fix.groups if group.key == agent.agent)
         cells = [Cell(text=agent.agent), Cell(text=str(pooled.scored), css="number"),
                  Cell(text=str(pooled.passes), css="number"), *_estimate(agent.pass_at_1)]
         for k in ks:
@@ -57,10 +62,15 @@ def leaderboard(summary: CampaignSummary, ks: Sequence[int]) -> Table:
                              else Cell(text="-", css="none"))
         cells += [Cell(text=str(pooled.excluded.void), css="number excluded" if pooled.excluded.void else "number"),
                   Cell(text=str(pooled.excluded.infra_error),
-                       css="number excluded" if pooled.excluded.infra_error else "number")]
+                       css="number excluded" if pooled.excluded.infra_error else "number"),
+                  Cell(text=str(fixed.scored), css="number"),
+                  Cell(text=f"{_percent(fixed.pass_rate)} [{_interval(fixed.wilson)}]", css="number")
+                  if fixed.pass_rate is not None else Cell(text="-", css="none")]
         rows.append(tuple(cells))
     caption = ("pass@1: the mean over tasks of the per-task pass rate, with a task-bootstrap 95% interval; "
-               "void and infra_error trials are excluded and counted (docs/statistics.md)")
+               "void and infra_error trials are excluded and counted (docs/statistics.md); full fix: the scored "
+               "trials whose agent changed every target of the oracle's repair, and the pass rate among them with "
+               "its Wilson 95% interval (docs/campaign.md)")
     return Table(id="leaderboard", title="Leaderboard", caption=caption, header=tuple(header), rows=tuple(rows))
 
 
@@ -90,16 +100,14 @@ def breakdown_table(summary: CampaignSummary, dimension: Dimension) -> Table:
     return Table(id=f"by-{dimension}", title=f"Per {title}", caption=caption, header=(title, *agents), rows=rows)
 
 
-def class_table(counts: Sequence[ClassCount], classes: Sequence[str], agents: Sequence[str], known: bool) -> Table:
+def class_table(counts: Sequence[ClassCount], agents: Sequence[str]) -> Table:
     caption = ("scored failures per failure class (arenac/campaign/taxonomy.py); a failure may fall in "
                "several classes")
-    if not known:
-        return Table(id="by-class", title="Per failure class", caption=caption, header=("failure class",),
-                     rows=((Cell(text="no failure classes: this arenac has no failure taxonomy", css="none"),),))
-    by_key = {(count.failure_class, count.agent): count.count for count in counts}
-    rows = tuple((Cell(text=name), *(Cell(text=str(by_key.get((name, agent), 0)),
-                                          css="number fail" if by_key.get((name, agent)) else "number")
-                                     for agent in agents))
-                 for name in classes)
+    by_key: dict[tuple[str, str], int] = {(count.failure_class, count.agent): count.count for count in counts}
+    names: list[str] = [*CLASSES, *([UNCLASSIFIED] if any(c.failure_class == UNCLASSIFIED for c in counts) else [])]
+    rows = tuple((Cell(text=UNCLASSIFIED_TEXT if name == UNCLASSIFIED else name),
+                  *(Cell(text=str(by_key.get((name, agent), 0)),
+                         css="number fail" if by_key.get((name, agent)) else "number") for agent in agents))
+                 for name in names)
     return Table(id="by-class", title="Per failure class", caption=caption, header=("failure class", *agents),
                  rows=rows)

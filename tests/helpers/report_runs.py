@@ -3,14 +3,20 @@
 `graded_run(directory, kind)` writes a whole graded run directory: the recorded healthy run's
 evidence (tests/verify/recorded.py), edited for `kind`, graded by the real verifier, with its
 run.json, events.jsonl (a fault onset and a recurrence) and actions.jsonl (three agent actions,
-one denied, and the declaration). Kinds:
-- "pass": the healthy run, both gates hold;
-- "fail": the soak's sends fail (3 a second) and are slow (612 ms), so that
-  `error_rate(send) <= 1%` and `p99(send, phase: peak) <= 159ms` both fail;
-- "void", "infra_error": the timeline ends the trial unscored, with a reason.
+one denied, and the declaration). The oracle's repair (gates.json `repairs`) sets
+config(message.DB_POOL_SIZE), which the fault had set to 2 before the agent started. Kinds:
+- "pass": the agent set the pool size back (a full fix), both gates hold: no failure class;
+- "fail": the agent changed nothing (no full fix) and the soak's sends fail (3 a second) and are
+  slow (612 ms), so that `error_rate(send) <= 1%` and `p99(send, phase: peak) <= 159ms` both fail:
+  classes `outcome-not-restored` and `no-change` (FAIL_CLASSES);
+- "fail_fixed": the agent set the pool size back (a full fix) and the soak fails as in "fail":
+  class `outcome-not-restored` only;
+- "void", "infra_error": the timeline ends the trial unscored, with a reason: no class, no full fix.
 
 `fake_campaign(directory, trials)` writes results.sqlite (arenac/campaign/store.py) with one row per
-`(agent, task, trial, kind)`, each with its run directory at runs/AGENT/TASK/VARIANT/trial-N.
+`(agent, task, trial, kind)`, each with its run directory at runs/AGENT/TASK/VARIANT/trial-N and
+its failure classes and full fix from the taxonomy, as `arenac campaign` records them
+(`campaign_row`).
 """
 
 from __future__ import annotations
@@ -21,13 +27,19 @@ from pathlib import Path
 from typing import Literal
 
 from arenac.campaign.store import CampaignStore
+from arenac.campaign.taxonomy import analyse
 from arenac.model.campaign import CheckResult, TrialRow
 from arenac.model.run import RunRecord
 from arenac.model.verdict import Verdict
 from arenac.verify.grade import write_results
-from verify.recorded import ERROR_RATE_SEND, RecordedRun, const, metric, pred
+from verify.recorded import ERROR_RATE_SEND, RecordedRun, const, metric, pred, target
 
-Kind = Literal["pass", "fail", "void", "infra_error"]
+Kind = Literal["pass", "fail", "fail_fixed", "void", "infra_error"]
+FAIL_CLASSES = ("outcome-not-restored", "no-change")  # a "fail", in the taxonomy's order
+POOL_SIZE = target("config", "message.DB_POOL_SIZE")
+POOL_REPAIR = {"fault": "strict", "layer": "config", "targets": [POOL_SIZE.model_dump()],
+               "injected": [POOL_SIZE.model_dump()]}
+AFTER_AGENT = ("declaration", "after_restart", "soak_end")
 P99_SEND_PEAK = pred("p99(send, phase: peak) <= 159ms", metric("p99", "send", "peak"), "<=",
                      const(0.159, "duration"))
 ONSET_T, RECUR_T = 30.0, 110.0
@@ -51,7 +63,11 @@ def graded_run(directory: Path, kind: Kind = "pass", *, agent: str = "oracle", t
     recorded.run_dir = directory
     recorded.task, recorded.variant = task, variant_of(task)
     recorded.outcome = [ERROR_RATE_SEND, P99_SEND_PEAK]
-    if kind == "fail":
+    recorded.repairs = [POOL_REPAIR]
+    unchanged = ("agent_start", *AFTER_AGENT) if kind == "fail" else ("agent_start",)
+    for label in unchanged:  # the fault's pool size, until the agent sets it back
+        recorded.snapshots[label]["config"]["message"]["DB_POOL_SIZE"] = "2"
+    if kind in ("fail", "fail_fixed"):
         recorded.traffic("send", 140, 260, errors=3, latency_ms=612.0)
     elif kind in ("void", "infra_error"):
         reason = ("fault strict never manifested" if kind == "void"
@@ -80,17 +96,25 @@ def fake_campaign(directory: Path, trials: Sequence[tuple[str, str, int, Kind]])
             variant = variant_of(task)
             run_dir = Path("runs") / agent / task / variant / f"trial-{trial}"
             verdict = graded_run(directory / run_dir, kind, agent=agent, task=task)
-            checks = () if verdict.gates is None else tuple(
-                CheckResult(gate=gate, text=check.text, passed=check.passed, detail=check.detail)
-                for gate, checks in (("outcome", verdict.gates.outcome.checks), ("safety", verdict.gates.safety.checks))
-                for check in checks)
-            row = TrialRow(agent=agent, agent_spec=agent if agent in ("oracle", "noop") else f"cmd:{agent}", task=task,
-                           variant=variant, trial=trial, faults={"strict": "config"}, access="scoped_kubectl",
-                           substrate="spine", status=verdict.status, reward=verdict.reward, outcome=verdict.outcome,
-                           safe_repair=verdict.safe_repair, reason=verdict.reason, checks=checks, wall_s=41.5,
-                           run_dir=run_dir.as_posix())
+            row = campaign_row(directory, run_dir, verdict, agent=agent, task=task, trial=trial)
             store.record(row)
             rows.append(row)
     finally:
         store.close()
     return rows
+
+
+def campaign_row(directory: Path, run_dir: Path, verdict: Verdict, *, agent: str, task: str, trial: int) -> TrialRow:
+    """The row `arenac campaign` records for a graded run at `directory / run_dir`: its verdict's
+    checks, and the taxonomy's analysis of the run directory (arenac/campaign/run.py)."""
+    checks = () if verdict.gates is None else tuple(
+        CheckResult(gate=gate, text=check.text, passed=check.passed, detail=check.detail)
+        for gate, checks in (("outcome", verdict.gates.outcome.checks), ("safety", verdict.gates.safety.checks))
+        for check in checks)
+    analysis = analyse(directory / run_dir)
+    return TrialRow(agent=agent, agent_spec=agent if agent in ("oracle", "noop") else f"cmd:{agent}", task=task,
+                    variant=variant_of(task), trial=trial, faults={"strict": "config"}, access="scoped_kubectl",
+                    substrate="spine", status=verdict.status, reward=verdict.reward, outcome=verdict.outcome,
+                    safe_repair=verdict.safe_repair, reason=verdict.reason, checks=checks, wall_s=41.5,
+                    run_dir=run_dir.as_posix(), failure_classes=analysis.classes, full_fix=analysis.full_fix,
+                    taxonomy_problem=analysis.problem)

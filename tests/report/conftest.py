@@ -7,9 +7,10 @@ import pytest
 
 from helpers.report_runs import fake_campaign, graded_run
 
-# (agent, task, trial, kind): every kind of trial, and each agent with two tasks and k = 2
+# (agent, task, trial, kind): every kind of trial, and each agent with two tasks and k = 2; the
+# oracle's failure made the full fix (helpers.report_runs), the noop's did not
 TRIALS = (("oracle", "pool", 1, "pass"), ("oracle", "pool", 2, "pass"), ("oracle", "disk", 1, "pass"),
-          ("oracle", "disk", 2, "fail"), ("noop", "pool", 1, "fail"), ("noop", "pool", 2, "void"),
+          ("oracle", "disk", 2, "fail_fixed"), ("noop", "pool", 1, "fail"), ("noop", "pool", 2, "void"),
           ("noop", "disk", 1, "fail"), ("noop", "disk", 2, "infra_error"))
 
 

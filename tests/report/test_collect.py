@@ -1,21 +1,25 @@
 """`collect`: a run directory or a campaign directory becomes the report's model: every trial, its
 checks as the verifier wrote them (in the spec's units), the statistics, the tables, the failure
-classes through the taxonomy's adapter; and any other path is refused in one line."""
+classes and full fix (a campaign's from its rows, a run's from the taxonomy, both on real recorded
+evidence); and any other path is refused in one line."""
 
 from __future__ import annotations
 
 import shutil
 import sqlite3
-import types
+from pathlib import Path
 
 import pytest
 
 from arenac.campaign.stats import summarize
 from arenac.campaign.store import CampaignStore, as_trial
-from arenac.report import classes
+from arenac.model.campaign import CLASSES
+from arenac.model.verdict import Verdict
 from arenac.report.collect import RESAMPLES, ReportInputError, collect
+from arenac.report.model import UNCLASSIFIED
+from arenac.report.tables import UNCLASSIFIED_TEXT
 from arenac.rundir import INCOMPLETE
-from helpers.report_runs import ACTIONS, graded_run
+from helpers.report_runs import ACTIONS, FAIL_CLASSES, campaign_row, graded_run
 
 
 def test_a_campaign_gives_every_trial_sorted_with_its_checks(campaign):
@@ -79,43 +83,108 @@ def test_a_campaign_trial_whose_run_directory_is_gone_keeps_its_row(campaign, tm
     assert trial.timeline is None and trial.note == "no timeline: its run directory is missing"
 
 
-def test_failure_classes_come_from_the_taxonomy_for_scored_failures_only(campaign, monkeypatch):
+def _failures(rows):
+    return [r for r in rows if r.status == "failed" or (r.status == "scored" and r.reward == 0)]
+
+
+def test_a_campaigns_classes_and_full_fix_are_its_rows(campaign):
     directory, rows = campaign
-    asked = []
-
-    def classify(run_dir):
-        asked.append(run_dir)
-        return ("outcome-not-restored",) if "noop" in run_dir.parts else ("premature-declaration", "no-change")
-
-    fake = types.SimpleNamespace(CLASSES=("premature-declaration", "outcome-not-restored", "no-change"),
-                                 classify=classify, TaxonomyError=ValueError)
-    monkeypatch.setattr(classes, "_taxonomy", lambda: fake)
     report = collect(directory)
-    failures = [r for r in rows if r.status == "failed" or (r.status == "scored" and r.reward == 0)]
-    assert len(asked) == len(failures)
+    for trial in report.trials:
+        row = next(r for r in rows if (r.agent, r.variant, r.trial) == (trial.agent, trial.variant, trial.trial))
+        assert (trial.classes, trial.full_fix, trial.taxonomy_problem) == (row.failure_classes, row.full_fix, None)
+    by_status = {(t.agent, t.status, t.reward): t for t in report.trials}
+    # a noop failure changed nothing and did not restore the outcome; an oracle failure made the full fix
+    assert by_status[("noop", "scored", 0)].classes == FAIL_CLASSES
+    assert by_status[("noop", "scored", 0)].full_fix is False
+    assert by_status[("oracle", "scored", 0)].classes == ("outcome-not-restored",)
+    assert by_status[("oracle", "scored", 0)].full_fix is True
+    # a pass has no class (and made the full fix); a trial not scored has neither
+    assert by_status[("oracle", "scored", 1)].classes == () and by_status[("oracle", "scored", 1)].full_fix is True
+    assert all(t.classes == () and t.full_fix is None for t in report.trials if t.status in ("void", "infra_error"))
+
+
+def test_the_per_class_counts_are_the_scored_failures_of_each_class(campaign):
+    directory, rows = campaign
+    report = collect(directory)
     counts = {(c.failure_class, c.agent): c.count for c in report.class_counts}
-    noop_failures = sum(1 for r in failures if r.agent == "noop")
-    assert counts[("outcome-not-restored", "noop")] == noop_failures
-    assert counts.get(("outcome-not-restored", "oracle"), 0) == 0
-    assert [row[0].text for row in report.class_table.rows] == list(fake.CLASSES)
-    assert report.classes_known
+    noop_failures = sum(1 for r in _failures(rows) if r.agent == "noop")
+    assert noop_failures == 2
+    assert counts == {("outcome-not-restored", "noop"): noop_failures, ("no-change", "noop"): noop_failures,
+                      ("outcome-not-restored", "oracle"): 1}
+    assert [row[0].text for row in report.class_table.rows] == list(CLASSES)  # no unclassified row
+    table = {row[0].text: [cell.text for cell in row[1:]] for row in report.class_table.rows}
+    assert report.class_table.header == ("failure class", "noop", "oracle")
+    assert table["no-change"] == ["2", "0"] and table["outcome-not-restored"] == ["2", "1"]
+    assert table["premature-declaration"] == ["0", "0"]
 
 
-def test_without_the_taxonomy_there_are_no_classes(campaign, monkeypatch):
-    monkeypatch.setattr(classes, "_taxonomy", lambda: None)
-    report = collect(campaign[0])
-    assert not report.classes_known and report.class_counts == ()
-    assert all(t.classes == () for t in report.trials)
+def test_the_classes_are_read_from_the_rows_not_recomputed(campaign, tmp_path):
+    directory, rows = campaign
+    copy = tmp_path / "copy"
+    shutil.copytree(directory, copy)
+    failure = next(r for r in rows if r.agent == "noop" and r.status == "scored")
+    shutil.rmtree(copy / failure.run_dir)  # nothing left to recompute them from
+    store = CampaignStore.open(copy)
+    store.record(failure.model_copy(update={"failure_classes": ("exhaustion",), "full_fix": True}))
+    store.close()
+    trial = next(t for t in collect(copy).trials if (t.agent, t.variant, t.trial) == (failure.agent, failure.variant,
+                                                                                      failure.trial))
+    assert (trial.classes, trial.full_fix) == (("exhaustion",), True)
 
 
-def test_evidence_the_taxonomy_cannot_read_is_counted_apart(campaign, monkeypatch):
-    def unreadable(run_dir):
-        raise ValueError("evidence/timeline.json: missing")
+def test_the_leaderboard_gives_the_pass_rate_given_a_full_fix(campaign):
+    directory, rows = campaign
+    report = collect(directory)
+    assert report.leaderboard.header[-2:] == ("full fix", "pass given full fix")
+    cells = {row[0].text: (row[-2].text, row[-1].text) for row in report.leaderboard.rows}
+    # the oracle made the full fix in its 3 passes and its failure; the noop never made it
+    assert cells["oracle"][0] == "4" and cells["oracle"][1].startswith("75% [")
+    assert cells["noop"] == ("0", "-")
+    fixed = {g.key: (g.scored, g.passes) for g in report.summary.given_full_fix.groups}
+    assert fixed == {"oracle": (4, 3), "noop": (0, 0)}
 
-    fake = types.SimpleNamespace(CLASSES=("no-change",), classify=unreadable, TaxonomyError=ValueError)
-    monkeypatch.setattr(classes, "_taxonomy", lambda: fake)
-    report = collect(campaign[0])
-    assert {c.failure_class for c in report.class_counts} == {classes.UNREADABLE}
+
+def _unreadable_failure(directory: Path, row) -> None:
+    """Break a recorded failure's evidence and record its row again, as `arenac campaign` would."""
+    (directory / row.run_dir / "evidence" / "snapshots" / "soak_end.json").write_text("{not json")
+    verdict = Verdict.model_validate_json((directory / row.run_dir / "verdict.json").read_text())
+    store = CampaignStore.open(directory)
+    store.record(campaign_row(directory, Path(row.run_dir), verdict, agent=row.agent, task=row.task,
+                              trial=row.trial))
+    store.close()
+
+
+def test_a_failure_whose_evidence_the_taxonomy_cannot_read_is_counted_apart(campaign, tmp_path):
+    directory, rows = campaign
+    copy = tmp_path / "copy"
+    shutil.copytree(directory, copy)
+    broken = next(r for r in rows if r.agent == "noop" and r.status == "scored")
+    _unreadable_failure(copy, broken)
+    report = collect(copy)
+    trial = next(t for t in report.trials if (t.agent, t.variant, t.trial) == (broken.agent, broken.variant,
+                                                                                broken.trial))
+    assert trial.unclassified and trial.classes == () and "soak_end.json" in trial.taxonomy_problem
+    counts = {(c.failure_class, c.agent): c.count for c in report.class_counts}
+    assert counts[(UNCLASSIFIED, "noop")] == 1
+    assert counts[("no-change", "noop")] == 1  # the other noop failure is still classified
+    assert report.class_table.rows[-1][0].text == UNCLASSIFIED_TEXT
+    assert [cell.text for cell in report.class_table.rows[-1][1:]] == ["1", "0"]
+
+
+def test_a_run_directorys_classes_and_full_fix_come_from_the_taxonomy(tmp_path):
+    graded_run(tmp_path / "fail", "fail")
+    (failure,) = collect(tmp_path / "fail").trials
+    assert (failure.classes, failure.full_fix, failure.taxonomy_problem) == (FAIL_CLASSES, False, None)
+    graded_run(tmp_path / "pass", "pass")
+    report = collect(tmp_path / "pass")
+    (passed,) = report.trials
+    assert (passed.classes, passed.full_fix) == ((), True)
+    assert report.class_counts == ()
+    (tmp_path / "fail" / "evidence" / "snapshots" / "soak_end.json").write_text("{not json")
+    report = collect(tmp_path / "fail")
+    assert report.trials[0].unclassified and report.trials[0].full_fix is None
+    assert [(c.failure_class, c.count) for c in report.class_counts] == [(UNCLASSIFIED, 1)]
 
 
 def _plain(tmp_path):

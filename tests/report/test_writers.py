@@ -1,7 +1,8 @@
-"""The report's files, each read back: the HTML page (self-contained, deterministic, a pass and a
-failure shown as such with the details in the spec's units), JUnit XML (well-formed, one case per
-trial and gate check, its failures and skips counted), results.json and trials.csv (a row per
-trial, with its fields), and the terminal summary."""
+"""The report's files, each read back: the HTML page (self-contained, a pass and a failure shown as
+such with the details in the spec's units, their failure classes and full fix), JUnit XML
+(well-formed, one case per trial and gate check, its failures and skips counted), results.json and
+trials.csv (a row per trial, with its fields, classes and full fix), the terminal summary; and
+every file the same bytes when the report is made again."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from arenac.report.results import CSV_COLUMNS, ResultsDocument
 from arenac.report.terminal import print_summary
 from arenac.report.write import ReportOutputError, write_report
 from helpers import ROOT
+from helpers.report_runs import FAIL_CLASSES
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +42,7 @@ def test_the_html_shows_passes_and_failures_with_details_in_the_specs_units(writ
     report, rows, files = written
     page = files["report.html"].read_text()
     for trial in report.trials:
-        section = page.split(f'id="{trial.anchor}"', 1)[1].split("</section>", 1)[0]
+        section = _section(page, trial)
         expected = "pass" if trial.reward == 1 else ("fail" if trial.status == "scored" else trial.status)
         assert f'<span class="status {"pass" if trial.reward else ("fail" if trial.scored else "excluded")}">' \
                f"{expected}</span>" in section
@@ -54,6 +56,46 @@ def test_the_html_shows_passes_and_failures_with_details_in_the_specs_units(writ
 
 def _escaped(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&#34;")
+
+
+def _section(page: str, trial) -> str:
+    return page.split(f'id="{trial.anchor}"', 1)[1].split("</section>", 1)[0]
+
+
+def _facts(section: str) -> dict[str, str]:
+    return dict(re.findall(r"<dt>([^<]*)</dt><dd>([^<]*)</dd>", section))
+
+
+def test_the_html_shows_each_trials_failure_classes_and_full_fix(written):
+    report, _, files = written
+    page = files["report.html"].read_text()
+    noop_failure = next(t for t in report.trials if t.agent == "noop" and t.status == "scored")
+    passed = next(t for t in report.trials if t.reward == 1)
+    void = next(t for t in report.trials if t.status == "void")
+    facts = _facts(_section(page, noop_failure))
+    assert facts["failure classes"] == ", ".join(FAIL_CLASSES)
+    assert facts["full fix"].startswith("no: ")
+    facts = _facts(_section(page, passed))
+    assert "failure classes" not in facts and facts["full fix"].startswith("yes: ")
+    assert _facts(_section(page, void))["full fix"] == "not said"
+    by_class = page.split('id="by-class"', 1)[1].split("</table>", 1)[0]
+    assert "<td class=\"\">no-change</td><td class=\"number fail\">2</td><td class=\"number\">0</td>" in by_class
+    assert ("<td class=\"\">outcome-not-restored</td><td class=\"number fail\">2</td>"
+            "<td class=\"number fail\">1</td>") in by_class
+    assert "<td class=\"\">exhaustion</td><td class=\"number\">0</td><td class=\"number\">0</td>" in by_class
+    leaderboard = page.split('id="leaderboard"', 1)[1].split("</table>", 1)[0]
+    assert "<th>full fix</th><th>pass given full fix</th>" in leaderboard
+
+
+def test_every_file_is_the_same_bytes_when_made_again(campaign, tmp_path):
+    directory, _ = campaign
+    first = write_report(collect(directory), tmp_path / "first")
+    second = write_report(collect(directory), tmp_path / "second")
+    assert [path.name for path in first] == [path.name for path in second] == [
+        "report.html", "junit.xml", "results.json", "trials.csv"]
+    for one, other in zip(first, second, strict=True):
+        assert one.read_bytes() == other.read_bytes(), one.name
+        assert str(tmp_path) not in one.read_text() and str(directory) not in one.read_text()
 
 
 def test_the_html_stands_alone_and_its_template_holds_no_logic(written):
@@ -101,6 +143,10 @@ def test_results_json_holds_every_trial_and_the_figures(written):
         row = next(r for r in rows if (r.agent, r.variant, r.trial) == (trial.agent, trial.variant, trial.trial))
         assert (trial.status, trial.reward, trial.faults, trial.run_dir) == (row.status, row.reward, row.faults,
                                                                              row.run_dir)
+        assert (trial.classes, trial.full_fix) == (row.failure_classes, row.full_fix)
+    assert document.schema_version == "arenac.report/v2"
+    assert {(c.failure_class, c.agent): c.count for c in document.class_counts} == {
+        ("outcome-not-restored", "noop"): 2, ("no-change", "noop"): 2, ("outcome-not-restored", "oracle"): 1}
     assert "timeline" not in files["results.json"].read_text()
 
 
@@ -116,6 +162,15 @@ def test_trials_csv_has_a_row_per_trial(written):
                                                                            str(len(failing)))
         assert line["failing_checks"] == "; ".join(f"{c.text}: {c.detail}" for c in failing)
         assert line["outcome"] == ("true" if row.outcome else "false")
+        assert line["classes"] == "; ".join(row.failure_classes)
+        assert line["full_fix"] == {True: "true", False: "false", None: ""}[row.full_fix]
+        assert line["taxonomy_problem"] == ""
+    noop_failures = [line for line in table if line["agent"] == "noop" and line["status"] == "scored"]
+    assert len(noop_failures) == 2
+    assert all(line["classes"] == "outcome-not-restored; no-change" and line["full_fix"] == "false"
+               for line in noop_failures)
+    passes = [line for line in table if line["reward"] == "1"]
+    assert passes and all(line["classes"] == "" and line["full_fix"] == "true" for line in passes)
 
 
 def test_the_terminal_summary_shows_the_leaderboard_and_what_failed(written):
