@@ -55,10 +55,8 @@ def junit_xml(report: Report) -> JUnitXml:
     document = JUnitXml(f"arenac {report.source} {report.name}")
     for agent in sorted({trial.agent for trial in report.trials}):
         suite = TestSuite(agent)
-        for trial in report.trials:
-            if trial.agent == agent:
-                suite.add_testcases(_cases(trial))
-        suite.update_statistics()  # type: ignore[no-untyped-call]  # junitparser's, untyped
+        # at once: junitparser recounts the whole suite on every addition (quadratic in its cases)
+        suite.add_testcases([case for trial in report.trials if trial.agent == agent for case in _cases(trial)])
         document.add_testsuite(suite)
     document.update_statistics()  # type: ignore[no-untyped-call]
     return document

@@ -134,8 +134,7 @@ def test_the_classes_are_read_from_the_rows_not_recomputed(campaign, tmp_path):
 
 
 def test_the_leaderboard_gives_the_pass_rate_given_a_full_fix(campaign):
-    directory, rows = campaign
-    report = collect(directory)
+    report = collect(campaign[0])
     assert report.leaderboard.header[-2:] == ("full fix", "pass given full fix")
     cells = {row[0].text: (row[-2].text, row[-1].text) for row in report.leaderboard.rows}
     # the oracle made the full fix in its 3 passes and its failure; the noop never made it
