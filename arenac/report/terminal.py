@@ -1,6 +1,7 @@
 """The report's summary on a terminal: the leaderboard (report/tables.py), the trials by status,
-the trials that did not pass with their failing checks in the spec's units (at most
-`MAX_FAILURES`, then how many more), and the files written.
+the trials that did not pass with their failure classes (or that the taxonomy could not read
+their evidence) and their failing checks in the spec's units (at most `MAX_FAILURES`, then how
+many more), and the files written.
 
 Contract: `print_summary(report, files, stream)` writes to `stream` with rich's tables (colour
 and box lines only on a terminal; plain text in a pipe or a CI log). It reads nothing but the
@@ -19,6 +20,7 @@ from rich.text import Text
 
 from arenac.report.html import status_text
 from arenac.report.model import Report, Table
+from arenac.report.tables import UNCLASSIFIED_TEXT
 
 MAX_FAILURES = 10
 WIDE = 200
@@ -49,7 +51,8 @@ def summary_lines(report: Report) -> list[str]:
     for trial in failing[:MAX_FAILURES]:
         lines.append(f"{trial.agent} on {trial.variant} #{trial.trial}: {status_text(trial)}"
                      + (f" ({trial.reason})" if trial.reason else "")
-                     + (f" [{', '.join(trial.classes)}]" if trial.classes else ""))
+                     + (f" [{', '.join(trial.classes)}]" if trial.classes else "")
+                     + (f" [{UNCLASSIFIED_TEXT}]" if trial.unclassified else ""))
         lines += [f"  FAIL  {c.text}: {c.detail}" for c in trial.checks if not c.passed and c.depth == 0]
     if len(failing) > MAX_FAILURES:
         lines.append(f"... and {len(failing) - MAX_FAILURES} more trial(s) that did not pass (see the HTML report)")

@@ -1,5 +1,6 @@
 """`arenac report PATH [-o OUTDIR] [--plots N]`: exit 0 with the four files and the summary for a
-run or a campaign directory; any other path, one line on stderr, exit 1, no traceback."""
+run or a campaign directory, the same bytes when run again; any other path, one line on stderr,
+exit 1, no traceback."""
 
 from __future__ import annotations
 
@@ -24,6 +25,16 @@ def test_a_run_is_reported_where_asked(cli, tmp_path):
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == sorted(FILES)
     assert not (tmp_path / "run" / "report").exists()
+
+
+def test_the_command_run_twice_writes_the_same_bytes(cli, tmp_path):
+    fake_campaign(tmp_path / "c", [("oracle", "pool", 1, "pass"), ("noop", "pool", 1, "fail"),
+                                   ("noop", "pool", 2, "void")])
+    for out in ("first", "second"):
+        assert cli("report", str(tmp_path / "c"), "-o", str(tmp_path / out)).exit_code == 0
+    for name in FILES:
+        assert (tmp_path / "first" / name).read_bytes() == (tmp_path / "second" / name).read_bytes(), name
+    assert "outcome-not-restored, no-change" in (tmp_path / "first" / "report.html").read_text()
 
 
 @pytest.mark.parametrize("make", [lambda tmp: tmp / "absent", lambda tmp: tmp])

@@ -18,6 +18,7 @@ from arenac.model.verdict import Verdict
 from arenac.report.collect import RESAMPLES, ReportInputError, collect
 from arenac.report.model import UNCLASSIFIED
 from arenac.report.tables import UNCLASSIFIED_TEXT
+from arenac.report.terminal import summary_lines
 from arenac.rundir import INCOMPLETE
 from helpers.report_runs import ACTIONS, FAIL_CLASSES, campaign_row, graded_run
 
@@ -169,6 +170,8 @@ def test_a_failure_whose_evidence_the_taxonomy_cannot_read_is_counted_apart(camp
     assert counts[("no-change", "noop")] == 1  # the other noop failure is still classified
     assert report.class_table.rows[-1][0].text == UNCLASSIFIED_TEXT
     assert [cell.text for cell in report.class_table.rows[-1][1:]] == ["1", "0"]
+    said = [line for line in summary_lines(report) if line.startswith(f"noop on {broken.variant} #{broken.trial}:")]
+    assert said == [f"noop on {broken.variant} #{broken.trial}: fail [{UNCLASSIFIED_TEXT}]"]
 
 
 def test_a_run_directorys_classes_and_full_fix_come_from_the_taxonomy(tmp_path):
