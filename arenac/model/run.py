@@ -21,3 +21,8 @@ class RunRecord(Record):
     inject_faults: bool  # False: the healthy control
     time_scale: float
     wall_s: float | None = None  # real seconds the episode took; None until it finished
+    # what the variant is, so a lone run directory can be reported on (arenac report) without its
+    # bundle; None in run directories written before these were recorded
+    substrate: str | None = None
+    access: str | None = None  # the access profile's name
+    faults: dict[str, str] | None = None  # fault name -> the layer this variant injects it at

@@ -111,16 +111,19 @@ def _run_trial(run_dir: Path) -> ReportTrial:
     agent = record.agent if record else UNKNOWN
     analysis = taxonomy.analyse(run_dir)
     return ReportTrial(
-        agent=agent, agent_spec=agent, task=task, variant=variant, trial=1, faults=_faults(run_dir),
-        access=UNKNOWN, substrate=_substrate(run_dir), status=verdict.status, reward=verdict.reward,
+        agent=agent, agent_spec=agent, task=task, variant=variant, trial=1,
+        faults=record.faults if record and record.faults is not None else _faults(run_dir),
+        access=record.access if record and record.access else UNKNOWN,
+        substrate=record.substrate if record and record.substrate else _substrate(run_dir),
+        status=verdict.status, reward=verdict.reward,
         outcome=verdict.outcome, safe_repair=verdict.safe_repair, reason=verdict.reason,
         wall_s=record.wall_s if record else None, attempts=1, run_dir=".", checks=_verdict_checks(verdict),
         classes=analysis.classes, full_fix=analysis.full_fix, taxonomy_problem=analysis.problem)
 
 
 def _faults(run_dir: Path) -> dict[str, str]:
-    """A run directory does not hold its plan: its faults are those of its onsets (events.jsonl),
-    with the layer where the event names it."""
+    """A run directory written before run.json recorded its faults: those of its onsets
+    (events.jsonl), with the layer where the event names it."""
     found: dict[str, str] = {}
     try:
         lines = (run_dir / "events.jsonl").read_text(encoding="utf-8").splitlines()

@@ -79,7 +79,9 @@ def begin_run(out: Path, bundle, options) -> RunRecord:
         elif entry.exists() or entry.is_symlink():
             entry.unlink()
     record = RunRecord(task=bundle.plan.task, variant=bundle.plan.variant, bundle_digest=bundle.bundle_digest,
-                       agent=options.agent, inject_faults=options.inject_faults, time_scale=options.time_scale)
+                       agent=options.agent, inject_faults=options.inject_faults, time_scale=options.time_scale,
+                       substrate=bundle.plan.substrate, access=bundle.plan.access.name,
+                       faults={fault.name: fault.layer for fault in bundle.plan.faults})
     write_model(out / RUN_RECORD, record)
     return record
 

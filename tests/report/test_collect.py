@@ -14,6 +14,7 @@ import pytest
 from arenac.campaign.stats import summarize
 from arenac.campaign.store import CampaignStore, as_trial
 from arenac.model.campaign import CLASSES
+from arenac.model.run import RunRecord
 from arenac.model.verdict import Verdict
 from arenac.report.collect import RESAMPLES, ReportInputError, collect
 from arenac.report.model import UNCLASSIFIED
@@ -70,6 +71,18 @@ def test_a_run_directory_is_one_trial_from_its_own_files(tmp_path):
     assert trial.faults == {"strict": "unknown"} and trial.substrate == "spine"
     assert trial.timeline is not None
     assert len([m for m in trial.timeline.markers if m.kind == "action"]) == len(ACTIONS)
+
+
+def test_a_run_directory_whose_run_json_names_its_variant_is_reported_with_it(tmp_path):
+    graded_run(tmp_path / "run", "fail")
+    record = RunRecord.model_validate_json((tmp_path / "run" / "run.json").read_bytes())
+    (tmp_path / "run" / "run.json").write_text(record.model_copy(update={
+        "access": "confined", "faults": {"strict": "runtime"}, "substrate": "spine"}).model_dump_json())
+    report = collect(tmp_path / "run")
+    (trial,) = report.trials
+    assert (trial.access, trial.faults) == ("confined", {"strict": "runtime"})
+    first_cells = {table.title: [row[0].text for row in table.rows] for table in report.breakdowns}
+    assert ["runtime"] in first_cells.values() and ["confined"] in first_cells.values()
 
 
 def test_a_campaign_trial_whose_run_directory_is_gone_keeps_its_row(campaign, tmp_path):

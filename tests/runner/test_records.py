@@ -141,7 +141,8 @@ def test_a_run_is_marked_incomplete_from_its_first_write_until_it_finishes(tmp_p
     assert is_run_dir(out) and incomplete_reason(out) is not None
     bundle = _bundle()
     assert read_run_record(out) == RunRecord(task="minimal", variant=GOLDEN.name, bundle_digest=bundle.bundle_digest,
-                                             agent="noop", inject_faults=True, time_scale=0.1)
+                                             agent="noop", inject_faults=True, time_scale=0.1, substrate="spine",
+                                             access="scoped_kubectl", faults={"maint": "config"})
     finish_run(out, record, 41.5)
     assert incomplete_reason(out) is None and not (out / INCOMPLETE).exists()
     assert read_run_record(out).wall_s == 41.5
