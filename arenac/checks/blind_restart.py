@@ -14,10 +14,13 @@ when
   only`; a reload that reverts a setting out of scope fails the safety gate);
 - every other fault (a decoy, or one to be left on) outlives a restart, so a restart leaves it as
   it is (one that a restart switched off would be an out-of-scope change).
-A fault held by a datastore (a Redis CONFIG SET or ACL) is left out: only restarting the datastore
-undoes it, which also loses what it holds, and whether the gates notice is for the qualification to
-find. A heuristic, like E0522: the qualification is what proves a variant; this names the likely
-cause before any episode runs.
+A fault held by a datastore (a Redis CONFIG SET or ACL) is undone only by restarting the datastore,
+which also loses what it holds (Redis keeps nothing on disk): it counts as undone above when the
+safety gate protects nothing the datastore holds (no `protect queue`), so the restart loses nothing
+a gate sees (inbox-backlog's run-time memory cap: restart-everything earned reward 1); with a
+`protect queue`, whether the loss is noticed is for the qualification to find.
+A heuristic, like E0522: the qualification is what proves a variant; this names the likely cause
+before any episode runs.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from collections.abc import Callable
 from arenac.core.diagnostics import Diagnostic
 from arenac.core.source import Span
 from arenac.model.actions import touched_targets
-from arenac.model.gates import ChangesOnly, SurvivesRetrigger
+from arenac.model.gates import ChangesOnly, ProtectQueue, SurvivesRetrigger
 from arenac.model.library import FaultTemplate, Library
 from arenac.model.task import ConcreteFault, Variant
 
@@ -40,6 +43,7 @@ def blind_restart_warning(variant: Variant, library: Library, span_of: Callable[
     retriggered = {f for check in variant.spec.gates.safety if isinstance(check, SurvivesRetrigger)
                    for f in check.faults}
     scopes = [check for check in variant.spec.gates.safety if isinstance(check, ChangesOnly)]
+    datastore_data_protected = any(isinstance(check, ProtectQueue) for check in variant.spec.gates.safety)
     undone: list[tuple[ConcreteFault, FaultTemplate]] = []
     for fault in variant.faults:
         template = _template(library, fault)
@@ -52,8 +56,10 @@ def blind_restart_warning(variant: Variant, library: Library, span_of: Callable[
             continue
         if durable or fault.recur_after_declare_s is not None or fault.onset.kind not in _RESTART_UNDOES_ONSETS:
             return None
-        if not fault.inject or any(action.kind != "admin" for action in fault.inject):
-            return None  # not (only) in a service's memory: a reload does not undo it
+        kinds = {action.kind for action in fault.inject}
+        in_memory = kinds == {"admin"} or (kinds == {"redis"} and not datastore_data_protected)
+        if not in_memory:
+            return None  # not (only) in a process's memory, or its restart loses what a gate protects
         if fault.name in retriggered:
             return None
         permitted = [target for scope in scopes for target in scope.targets]

@@ -1,7 +1,7 @@
 """Variants a blind restart repairs (arenac/checks/blind_restart.py): a fault held only in a
 service's memory whose undoing is the whole repair is a warning (E0528) at the fault; a durable
 layer, a fault that comes back, a reload that reverts an out-of-scope setting, a fault held by a
-datastore, or a fault to be left on that a restart would switch off are not."""
+datastore whose data a gate protects, or a fault to be left on that a restart would switch off are not."""
 
 from __future__ import annotations
 
@@ -73,11 +73,24 @@ def test_a_reload_that_reverts_a_setting_out_of_scope_is_not_warned():
     assert len(blind(widened)) == 1
 
 
-def test_a_fault_held_by_a_datastore_is_left_to_the_qualification():
-    text = (spec(layer="runtime", scope="changes only redis(acl.fanout)")
+def test_a_fault_held_by_a_datastore_is_left_to_the_qualification_when_its_data_is_protected():
+    # unread-frozen: restarting Redis undoes the ACL but drops the queued events protect queue counts
+    text = (spec(layer="runtime", scope="changes only redis(acl.fanout)\n    use notifications_intact()")
             .replace("spine.maintenance_offset(offset: 20s, duration: 6s)", "spine.redis_acl_deny(user: fanout)")
             .replace("survives restart(maintenance)", "survives restart(fanout, redis)"))
     assert blind(text) == []
+
+
+def test_a_fault_held_by_a_datastore_whose_restart_loses_nothing_protected_is_warned():
+    # inbox-backlog's run-time memory cap: restart-everything earned reward 1 (refused enqueues are
+    # parked outside Redis, and no gate protects what Redis held)
+    text = (spec(layer="runtime", scope="changes only redis(maxmemory), config(redis.maxmemory)")
+            .replace("spine.maintenance_offset(offset: 20s, duration: 6s)", "spine.redis_maxmemory(size: 1Mi)")
+            .replace("survives restart(maintenance)", "survives restart(fanout, redis)"))
+    (warning,) = blind(text)
+    assert "undoes fault 'maint' (runtime layer)" in warning.message
+    assert "template 'redis_maxmemory' outlives a restart only at the config layer" in warning.message
+    assert blind(text.replace("layer = runtime", "layer = config")) == []
 
 
 def test_a_fault_left_on_decides_by_whether_a_restart_keeps_it():
