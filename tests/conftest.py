@@ -4,7 +4,12 @@ truthful. Shared helpers live in the helpers package (tests/helpers/), not here.
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import subprocess
+import sys
+import tempfile
 
 import pytest
 
@@ -31,6 +36,16 @@ def cli():
 
 
 os.environ.setdefault("HYPOTHESIS_PROFILE", "ci")
+
+# The per-user cache (arenac/core/cache.py) of a test run is its own, never the user's, and is
+# filled first by another process: every test then compiles with the library and the parser read
+# back from it (what a second `arenac check` does), so the goldens and the diagnostics corpus pin
+# that path; tests/lower/test_library_cache.py compares it with loading and building afresh.
+_CACHE = tempfile.mkdtemp(prefix="arenac-test-cache-")
+os.environ["ARENAC_CACHE_DIR"] = _CACHE
+atexit.register(shutil.rmtree, _CACHE, True)
+subprocess.run([sys.executable, "-c", "from arenac.lower.library import load_library; load_library()"],
+               check=True, cwd=ROOT)
 
 
 @pytest.fixture(autouse=True)

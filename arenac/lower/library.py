@@ -11,22 +11,28 @@ Layout (package data `arenac.library`, the repository's `library/` folder):
 Contract: `load_library()` gives the library as plain data (`arenac.model.library.Library`),
 with every access surface and load profile lowered; `library_macros()` gives its gate
 macros, which stay syntax until a task expands them in its own context. Both are loaded
-together, once per process and root, and validated; a broken library file is reported like
-a spec error, with its path. This is the compiler's only reader of the library: it parses,
-so it sits with lowering, and nothing below lowering (nor the runner or the substrates)
-imports it.
+together, once per process and root, and validated (and kept between processes in the
+per-user cache, arenac/core/cache.py, under a key made of every file and module they depend
+on); a broken library file is reported like a spec error, with its path. This is the
+compiler's only reader of the library: it parses, so it sits with lowering, and nothing below
+lowering (nor the runner or the substrates) imports it.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+import lark
+import pydantic
+import pydantic_core
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from arenac.core import cache
 from arenac.core.diagnostics import Collector, DiagnosticError
 from arenac.core.serialize import load_yaml
 from arenac.core.source import SourceFile
@@ -36,6 +42,7 @@ from arenac.model.access import AccessSurface
 from arenac.model.library import FaultTemplate, Library, LoadProfile, SubstrateEntry
 from arenac.model.substrate import Substrate
 from arenac.syntax import ast
+from arenac.syntax.grammar import grammar_text
 from arenac.syntax.parser import parse
 
 Macros = dict[str, ast.MacroDef]
@@ -74,12 +81,80 @@ def library_macros(root: Path | None = None) -> LibraryMacros:
 
 
 def clear_library_cache() -> None:
-    """Forget every loaded library: the next load reads the files again (tests edit copies)."""
+    """Forget every loaded library: the next load looks at the files again (tests edit copies; the
+    per-user cache is keyed by their content, so an edit is seen)."""
     _loaded.cache_clear()
+
+
+# this module and every arenac module it imports, directly or not: the code that decides what
+# `_load` makes of the library's files, part of the cache's key (a test checks the list against
+# the import graph, so that a new import cannot leave a module out)
+LOADER_MODULES: tuple[str, ...] = (
+    "arenac.core.cache",
+    "arenac.core.diagnostics",
+    "arenac.core.serialize",
+    "arenac.core.source",
+    "arenac.core.units",
+    "arenac.lower.access",
+    "arenac.lower.library",
+    "arenac.lower.load",
+    "arenac.model.access",
+    "arenac.model.actions",
+    "arenac.model.base",
+    "arenac.model.library",
+    "arenac.model.rbac",
+    "arenac.model.substrate",
+    "arenac.syntax.ast",
+    "arenac.syntax.errors",
+    "arenac.syntax.grammar",
+    "arenac.syntax.parser",
+    "arenac.syntax.transform",
+    "arenac.syntax.transform_guards",
+    "arenac.syntax.unparse",
+)
 
 
 @functools.lru_cache(maxsize=4)
 def _loaded(root: Path) -> tuple[Library, LibraryMacros]:
+    """Once per process and root, and across processes from the per-user cache (arenac/core/
+    cache.py: loading was about a seventh of `arenac check` on one spec), while the library's
+    files, the code that reads them and the packages that code uses are the same (`_key`). A
+    library with errors is never kept: its diagnostics come from loading it, every time."""
+    name = "library-" + hashlib.sha256(str(root).encode()).hexdigest()[:16]
+    return cache.cached(name, lambda: _key(root), lambda: _load(root))
+
+
+def _key(root: Path) -> str:
+    """A digest of everything the loaded library depends on: the versions of the packages the
+    loader uses, the root (the library's paths are absolute), the name and content of every file
+    `_load` reads, the loader's code and the grammar's text (raises OSError for an unreadable file)."""
+    key = cache.Fingerprint()
+    versions = (pydantic.VERSION, pydantic_core.__version__, lark.__version__, yaml.__version__,
+                yaml.__with_libyaml__)
+    key.add("versions", repr(versions).encode())
+    key.add("root", str(root).encode())
+    for path in _library_files(root):
+        key.add_file("library:" + path.relative_to(root).as_posix(), path)
+    key.add_modules(LOADER_MODULES)
+    key.add("grammar", grammar_text().encode())
+    return key.hexdigest()
+
+
+def _library_files(root: Path) -> list[Path]:
+    """Every file `_load` reads, as it finds them: each substrate's descriptor, fault templates
+    and modules, then the shared modules (what the cache's key is made of)."""
+    files: list[Path] = []
+    for substrate_dir in sorted((root / "substrates").iterdir()) if (root / "substrates").is_dir() else []:
+        descriptor_path = substrate_dir / "substrate.yaml"
+        if descriptor_path.is_file():
+            files.append(descriptor_path)
+            files.extend(sorted((substrate_dir / "faults").glob("*.yaml")))
+            files.extend(sorted(substrate_dir.glob("*.arena")))
+    files.extend(sorted(root.glob("*.arena")))
+    return files
+
+
+def _load(root: Path) -> tuple[Library, LibraryMacros]:
     reader = _Reader(root)
     substrates: dict[str, SubstrateEntry] = {}
     substrate_macros: dict[str, Macros] = {}

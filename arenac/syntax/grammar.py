@@ -15,10 +15,14 @@ import copy
 import functools
 from collections.abc import Iterator
 from importlib import resources
+from typing import Any
 
+import lark
 from lark import Lark, Token, Tree
 from lark.lexer import BasicLexer, LexerThread
+from lark.parsers import lalr_analysis
 
+from arenac.core.cache import Fingerprint, cached
 from arenac.core.units import UNIT_ALTERNATION
 
 # the QUANTITY terminal up to its unit group, as arena.lark spells it (the units follow, then `)`)
@@ -41,15 +45,36 @@ def grammar_text() -> str:
     return grammar.replace(_QUANTITY_HEAD + written + ")", _QUANTITY_HEAD + derived + ")", 1)
 
 
+_OPTIONS: dict[str, Any] = dict(parser="lalr", propagate_positions=True, maybe_placeholders=True,
+                                start=["start", "comparison"])
+
+
 @functools.lru_cache(maxsize=1)
 def lark_parser() -> Lark:
-    """lark's own cache (keyed by a hash of grammar and options, in the temp directory) saves
-    building the LALR tables at every start; `arenac check` is meant to be fast."""
-    options = dict(parser="lalr", propagate_positions=True, maybe_placeholders=True, start=["start", "comparison"])
+    """The parser as lark builds it, kept pickled between processes in the per-user cache
+    (arenac/core/cache.py) under the grammar's text, the options and lark's version: loading it
+    there costs a fifth of rebuilding it from lark's own cache (which saves building the LALR
+    tables, and which a miss still uses). `arenac check` is meant to be fast. Kept as built,
+    before any parse: each state's lexer still compiles its regular expressions when first used."""
+    grammar = grammar_text()
+
+    def key() -> str:
+        fingerprint = Fingerprint()
+        fingerprint.add("lark", repr((lark.__version__, sorted(_OPTIONS.items()))).encode())
+        fingerprint.add("grammar", grammar.encode())
+        return fingerprint.hexdigest()
+
+    # the parse table's actions, which lark's parser compares by identity
+    singletons: dict[str, object] = {"Shift": lalr_analysis.Shift, "Reduce": lalr_analysis.Reduce}
+    parser: Lark = cached("parser", key, lambda: _built(grammar), singletons)
+    return parser
+
+
+def _built(grammar: str) -> Lark:
     try:
-        return Lark(grammar_text(), cache=True, **options)
+        return Lark(grammar, cache=True, **_OPTIONS)
     except OSError:  # an unwritable temp directory only costs start-up time
-        return Lark(grammar_text(), **options)
+        return Lark(grammar, **_OPTIONS)
 
 
 def parse_file_tree(text: str) -> Tree[Token]:
