@@ -5,7 +5,8 @@ Contract: `targets(call, ctx)` lowers one target call to its `Target`s (several 
 or a grant's table and privileges, each a target) and `one_target` to exactly one, as guards and
 invariants need; `resolve_target` checks that one name is something the substrate has. Each
 reports what is wrong into the context's collector (E0203 unknown name, E0204 unknown kind,
-E0205/E0206 arguments, E0512 a grant without privilege) and returns None or False.
+E0205/E0206 arguments, E0512 a grant without privilege, E0214 a `redis(KEY)` that no snapshot
+records: model/redis_settings.py) and returns None or False.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from arenac.core.diagnostics import did_you_mean
 from arenac.lower.exprs import ExprContext
 from arenac.model.actions import Target
+from arenac.model.redis_settings import ACL_PREFIX, RECORDED_SETTINGS, is_redis_acl
 from arenac.syntax import ast
 
 TARGET_KINDS = ("config", "event", "release", "db_setting", "grant", "table", "redis", "session", "sequence",
@@ -24,7 +26,7 @@ ROLE_ATTRIBUTES = ("superuser", "inherit", "createrole", "createdb", "login", "r
                    "connection_limit", "valid_until", "password")
 _EXAMPLE_TARGETS = {"config": "message.DB_POOL_SIZE", "event": "channel.read_consistency_strict",
                     "table": "messages", "sequence": "messages.seq", "release": "message",
-                    "role": "spine_app", "membership": "spine_app"}
+                    "role": "spine_app", "membership": "spine_app", "redis": "maxmemory"}
 
 
 def one_target(call: ast.Call, ctx: ExprContext, kinds: tuple[str, ...] = TARGET_KINDS,
@@ -143,9 +145,34 @@ def resolve_target(kind: str, ref: ast.Ref, ctx: ExprContext) -> bool:
         if kind == "membership" and rest and rest not in roles and not rest.startswith("pg_"):
             errors.error("E0203", f"unknown database role '{rest}'", ref.span, did_you_mean(rest, roles))
             return False
+    elif kind == "redis":
+        return _recorded_redis_key(ref, ctx)
     elif kind == "sequence":
         sequences = [s.name for s in substrate.sequences]
         if ref.text not in sequences:
             errors.error("E0203", f"unknown sequence '{ref.text}'", ref.span, did_you_mean(ref.text, sequences))
             return False
     return True
+
+
+def _recorded_redis_key(ref: ast.Ref, ctx: ExprContext) -> bool:
+    """`redis(KEY)` names a setting snapshots record or `acl.USER` of a Redis user (E0214 otherwise):
+    anything else is absent from every snapshot, so a guard on it could never hold and a `changes
+    only` naming it would permit nothing."""
+    key = ref.text
+    users = ctx.substrate.redis_acl_users
+    if is_redis_acl(key):
+        user = key.removeprefix(ACL_PREFIX)
+        if user in users:
+            return True
+        ctx.collector.error("E0214", f"redis({key}): snapshots record no Redis ACL user '{user}'", ref.span,
+                            did_you_mean(user, users) or f"the users: {', '.join(users) or 'none'}")
+        return False
+    if key in RECORDED_SETTINGS:
+        return True
+    known = (*RECORDED_SETTINGS, *(ACL_PREFIX + user for user in users))
+    close = did_you_mean(key, known)
+    listed = f"snapshots record {', '.join(RECORDED_SETTINGS)} and acl.USER (users: {', '.join(users) or 'none'})"
+    ctx.collector.error("E0214", f"redis({key}) is not a Redis setting snapshots record, so no gate could see it",
+                        ref.span, f"{close} {listed}" if close else listed)
+    return False

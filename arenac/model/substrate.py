@@ -27,6 +27,8 @@ class Service(Model):
     # a datastore whose run-time changes (Redis CONFIG SET, ACL SETUSER) only its own restart resets:
     # a repair made there is proven durable only by restarting it (validate.py, E0513)
     volatile: bool = False
+    # a Redis datastore's ACL users, which snapshots record as `redis(acl.USER)` (lower/targets.py, E0214)
+    acl_users: tuple[str, ...] = ()
 
 
 class Route(Model):
@@ -72,6 +74,11 @@ class Substrate(Model):
     db_roles: dict[str, tuple[str, ...]]  # role -> roles whose rights it includes
     releases: tuple[Release, ...]
     settings: dict[str, str] = Field(default_factory=dict)  # datastore settings: postgres.X, redis.X
+
+    @property
+    def redis_acl_users(self) -> tuple[str, ...]:
+        """Every ACL user of the substrate's Redis datastores (`redis(acl.USER)`)."""
+        return tuple(user for s in self.services if s.kind == "datastore" for user in s.acl_users)
 
     def service(self, name: str) -> Service | None:
         return next((s for s in self.services if s.name == name), None)
