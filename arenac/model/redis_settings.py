@@ -1,7 +1,8 @@
-"""The Redis settings a snapshot records, and so the ones `redis(KEY)` may name: one list, read by both sides.
+"""The Redis settings `redis(KEY)` may name: one list, read by the compiler and the snapshot's tests.
 
-Contract: `RECORDED_SETTINGS` are the `CONFIG GET` keys every snapshot records under `redis`
-(runner/snapshot.py reads exactly these); the compiler accepts `redis(KEY)` in a guard, `changes
+Contract: `RECORDED_SETTINGS` are `CONFIG GET` keys every snapshot records under `redis`
+(runner/snapshot.py records every key, these among them, so that `changes only` sees whatever the
+agent changed; a test holds that these are recorded); the compiler accepts `redis(KEY)` in a guard, `changes
 only` or `protect` only for one of them, or for `acl.USER` with USER in the descriptor's Redis
 users (lower/targets.py, E0214), because a key that no snapshot records is absent from every
 snapshot: a guard on it could never hold and a `changes only` naming it would permit nothing.

@@ -10,8 +10,9 @@ so that `changes only` and `protect` see it:
   set options); the privileges of every grantee (PUBLIC included) on every relation outside the
   system schemas, on their columns, on every schema and on the database (owners' implicit
   privileges included, so a change of owner shows);
-- Redis: the settings of model/redis_settings.py (`CONFIG GET`; the one list the compiler checks
-  `redis(KEY)` against) and every ACL user's rules (`ACL LIST`, password hashes as digests);
+- Redis: every `CONFIG GET *` key (secrets as digests: a change still shows), among them the
+  settings of model/redis_settings.py that the compiler lets `redis(KEY)` name, and every ACL
+  user's rules (`ACL LIST`, password hashes as digests);
 - the protected tables' row count and checksum, and the sequences' health;
 - once the agent's doors are open, how often the agent replaced each workload's pod (a rollout, a
   deleted pod: the brokered cluster counts them), for `never restarted`.
@@ -27,11 +28,13 @@ import hashlib
 
 from arenac.model.evidence import SequenceState, Snapshot, TableState
 from arenac.model.plan import Plan
-from arenac.model.redis_settings import ACL_PREFIX, RECORDED_SETTINGS
+from arenac.model.redis_settings import ACL_PREFIX
 from arenac.runner.harness_io import HarnessIO
 from arenac.substrate.interface import LocalStack
 
 _COUNTERS = ("seq", "last_seq")
+# Redis config keys whose values are secrets: recorded as digests (a change still shows)
+_REDIS_SECRETS = ("requirepass", "masterauth", "masteruser")
 _SYSTEM_SCHEMAS = "('pg_catalog', 'information_schema', 'pg_toast')"
 
 
@@ -139,14 +142,15 @@ def privileges(io: HarnessIO) -> dict[str, dict[str, list[str]]]:
 
 # ---- Redis --------------------------------------------------------------------------------
 def redis_state(io: HarnessIO) -> dict[str, str]:
-    """The recorded settings (`maxmemory`, `appendonly`, ...) and `acl.USER` for every ACL user."""
+    """Every config key (`maxmemory`, `appendonly`, ...) and `acl.USER` for every ACL user."""
     return {**redis_settings(io.redis("CONFIG", "GET", "*")), **redis_acl(io.redis("ACL", "LIST"))}
 
 
 def redis_settings(reply: object) -> dict[str, str]:
-    """The recorded settings out of a `CONFIG GET *` reply (a flat list of key, value, ... under
-    RESP2, a map under RESP3). A setting this Redis does not have is left out, so it reads as absent
-    (a guard on it fails), never as a value it does not hold."""
+    """Every setting of a `CONFIG GET *` reply (a flat list of key, value, ... under RESP2, a map
+    under RESP3), secrets as digests. Everything, not only the settings a gate may name
+    (RECORDED_SETTINGS): `changes only` must see whatever the agent changed. A setting this Redis
+    does not have is absent (a guard on it fails), never a value it does not hold."""
     if isinstance(reply, dict):
         pairs = list(reply.items())
     elif isinstance(reply, list | tuple):
@@ -154,7 +158,7 @@ def redis_settings(reply: object) -> dict[str, str]:
     else:
         raise TypeError(f"CONFIG GET answered {type(reply).__name__}, not a list of settings")
     found = {_text(key): _text(value) for key, value in pairs}
-    return {key: found[key] for key in RECORDED_SETTINGS if key in found}
+    return {key: _digest(value) if key in _REDIS_SECRETS and value else value for key, value in sorted(found.items())}
 
 
 def redis_acl(lines: object) -> dict[str, str]:
