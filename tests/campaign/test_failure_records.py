@@ -12,22 +12,13 @@ import pytest
 from arenac.campaign.stats import given_full_fix, summarize
 from arenac.campaign.store import DATABASE, SCHEMA_VERSION, CampaignStore, StoreError, as_trial
 from arenac.campaign.trials import Trial
-from arenac.model.campaign import TrialRow
-
-
-def _row(agent: str, trial: int, **changes) -> TrialRow:
-    fields = dict(agent=agent, agent_spec=agent, task="pool-budget", variant="pool-budget-c72d94ce", trial=trial,
-                  faults={"pool": "runtime"}, access="confined", substrate="spine", status="scored", reward=0,
-                  outcome=False, safe_repair=True, wall_s=40.0, run_dir=f"runs/{agent}/trial-{trial}")
-    fields.update(changes)
-    return TrialRow(**fields)
-
+from helpers.campaign_rows import trial_row
 
 ROWS = [
-    _row("fixer", 1, reward=1, outcome=True, full_fix=True),
-    _row("fixer", 2, failure_classes=("premature-declaration", "outcome-not-restored"), full_fix=True),
-    _row("fixer", 3, failure_classes=("outcome-not-restored", "no-change"), full_fix=False),
-    _row("fixer", 4, taxonomy_problem="evidence/snapshots/soak_end.json: missing"),
+    trial_row("fixer", 1, reward=1, outcome=True, full_fix=True),
+    trial_row("fixer", 2, failure_classes=("premature-declaration", "outcome-not-restored"), full_fix=True),
+    trial_row("fixer", 3, failure_classes=("outcome-not-restored", "no-change"), full_fix=False),
+    trial_row("fixer", 4, taxonomy_problem="evidence/snapshots/soak_end.json: missing"),
 ]
 
 
@@ -58,7 +49,7 @@ def test_a_database_of_the_schema_before_the_taxonomy_is_refused(tmp_path):
 
 def test_a_row_refuses_a_class_the_taxonomy_does_not_know():
     with pytest.raises(ValueError, match="failure_classes"):
-        _row("fixer", 1, failure_classes=("bad-luck",))
+        trial_row("fixer", 1, failure_classes=("bad-luck",))
 
 
 def test_pass_rate_given_a_full_fix_counts_only_the_scored_trials_that_made_one():

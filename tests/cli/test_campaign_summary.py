@@ -7,15 +7,7 @@ from __future__ import annotations
 import re
 
 from arenac.cli.campaign_run import summary_lines
-from arenac.model.campaign import TrialRow
-
-
-def _row(agent: str, trial: int, **changes) -> TrialRow:
-    fields = dict(agent=agent, agent_spec=agent, task="pool-budget", variant="pool-budget-c72d94ce", trial=trial,
-                  faults={"pool": "runtime"}, access="confined", substrate="spine", status="scored", reward=0,
-                  outcome=False, safe_repair=True, wall_s=40.0, run_dir=f"runs/{agent}/trial-{trial}")
-    fields.update(changes)
-    return TrialRow(**fields)
+from helpers.campaign_rows import trial_row
 
 
 def _cells(line: str) -> list[str]:
@@ -23,10 +15,10 @@ def _cells(line: str) -> list[str]:
 
 
 def test_the_leaderboard_says_the_full_fixes_and_the_pass_rate_among_them():
-    rows = [_row("fixer", 1, reward=1, outcome=True, full_fix=True),
-            _row("fixer", 2, failure_classes=("premature-declaration",), full_fix=True),
-            _row("fixer", 3, failure_classes=("outcome-not-restored", "no-change"), full_fix=False),
-            _row("noop", 1, failure_classes=("outcome-not-restored", "no-change"), full_fix=False)]
+    rows = [trial_row("fixer", 1, reward=1, outcome=True, full_fix=True),
+            trial_row("fixer", 2, failure_classes=("premature-declaration",), full_fix=True),
+            trial_row("fixer", 3, failure_classes=("outcome-not-restored", "no-change"), full_fix=False),
+            trial_row("noop", 1, failure_classes=("outcome-not-restored", "no-change"), full_fix=False)]
     lines = summary_lines(rows)
     assert _cells(lines[0])[-2:] == ["full fix", "pass given full fix"]
     assert _cells(lines[1])[-2:] == ["2", "50%"]  # fixer: 1 pass of its 2 full fixes
@@ -38,9 +30,9 @@ def test_the_leaderboard_says_the_full_fixes_and_the_pass_rate_among_them():
 
 
 def test_no_class_table_without_a_classified_failure_and_a_column_for_the_unclassified():
-    passes = [_row("oracle", 1, reward=1, outcome=True, full_fix=True)]
+    passes = [trial_row("oracle", 1, reward=1, outcome=True, full_fix=True)]
     assert not any(line.startswith("failure classes") for line in summary_lines(passes))
-    unread = passes + [_row("noop", 1, taxonomy_problem="verdict.json: missing")]
+    unread = passes + [trial_row("noop", 1, taxonomy_problem="verdict.json: missing")]
     lines = summary_lines(unread)
     at = lines.index("failure classes (a failure may be in several):")
     assert _cells(lines[at + 1]) == ["agent", "not classified"]
