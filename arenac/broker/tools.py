@@ -215,7 +215,9 @@ class ToolBox:
         while time.monotonic() - started < real_timeout:
             reason = self.health()
             if not reason:
-                return ToolResult(0, f"healthy after {time.monotonic() - started:.1f} s\n", "", True, "")
+                # in plan seconds, as `sleep`, `time-left` and the --timeout count: the agent's one clock
+                waited = (time.monotonic() - started) / self.time_scale
+                return ToolResult(0, f"healthy after {waited:.1f} s\n", "", True, "")
             time.sleep(0.25)
         return ToolResult(1, "", f"wait-until-healthy: not healthy after {timeout_text or '1m'}: {reason}\n", True, "")
 
