@@ -4,14 +4,14 @@ void and infra_error trials at each, and the report's time for 1,000 trials.
     .venv/bin/python bench/campaign.py [--jobs 1 2 3 4] [--k 1] [--keep DIR]
 
 Each level runs the same real campaign with `arenac campaign FILE --jobs J` as a new process (the
-command an operator types): the oracle and the no-op agent on revoked-grant's and
-statement-timeout's variants (two tasks, four variants, one per access profile and layer they
-have), k times each, under the machine's live lock (`/tmp/arenac-live.lock`, tests/livelock.py) so
-nothing else's episodes compete. Per level it prints the wall time, trials per hour (trials with a
-result / wall), how many trials ended void or infra_error and how many attempts were set aside as
-infra errors and run again (`retries`, default 1): on 2 cores, episodes side by side compete for
-them, and a trial the machine's load spoilt is a harness failure, not a result, so the share is
-part of the figure. The oracle's pass share says whether the verdicts held under that load.
+command an operator types): the oracle and the no-op agent on every variant of revoked-grant and
+statement-timeout (two tasks, four variants), k times each, under the machine's live lock
+(`/tmp/arenac-live.lock`, tests/livelock.py) so nothing else's episodes compete. Per level it
+prints the wall time, trials per hour (trials with a result / wall) and scored trials per hour (the
+ones that count), how many trials ended void or infra_error and how many attempts were set aside
+as infra errors and run again (`retries`, default 1): on 2 cores, episodes side by side compete
+for them, and a trial the machine's load spoilt is a harness failure, not a result, so the share
+is part of the figure. The oracle's pass share says whether the verdicts held under that load.
 
 Then the report: `bench/report.py --runs 1` times `arenac report` on 1,000 synthetic trials (target:
 under 5 s). Figures and the command are recorded in docs/performance.md ("Campaigns").
@@ -66,7 +66,7 @@ def run_level(file: Path, out: Path, jobs: int) -> str:
     oracle = [row for row in rows if row.agent == "oracle" and row.status == "scored"]
     oracle_passed = sum(row.reward for row in oracle)
     trials = len(rows)
-    return (f"| {jobs} | {trials} | {wall:.0f} | {trials / wall * 3600:.0f} | "
+    return (f"| {jobs} | {trials} | {wall:.0f} | {trials / wall * 3600:.0f} | {status['scored'] / wall * 3600:.0f} | "
             f"{status['void']} ({status['void'] / trials:.0%}) | "
             f"{status['infra_error']} ({status['infra_error'] / trials:.0%}) | {set_aside} | "
             f"{oracle_passed}/{len(oracle)} |")
@@ -86,8 +86,9 @@ def main() -> None:
         file = campaign_file(Path(scratch), options.k)
         print(f"campaign: agents {', '.join(AGENTS)} on {', '.join(TASKS)} (every variant), k={options.k}, "
               f"time scale {SCALE}")
-        print("| jobs | trials | wall s | trials/hour | void | infra_error | attempts set aside | oracle passed |")
-        print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+        print("| jobs | trials | wall s | trials/hour | scored/hour | void | infra_error | attempts set aside | "
+              "oracle passed |")
+        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
         with live_lock():
             for jobs in options.jobs:
                 print(run_level(file, parent / f"jobs-{jobs}", jobs), flush=True)
