@@ -80,6 +80,9 @@ def main() -> None:
     options = parser.parse_args()
     from livelock import live_lock
 
+    if options.keep and any((options.keep / f"jobs-{jobs}").exists() for jobs in options.jobs):
+        # `arenac campaign` would resume the trials recorded there and the wall time would measure nothing
+        raise SystemExit(f"{options.keep} already holds a jobs-N campaign: give an empty directory")
     with tempfile.TemporaryDirectory(prefix="arenac-bench-campaign-") as scratch:
         parent = options.keep or Path(scratch)
         parent.mkdir(parents=True, exist_ok=True)
