@@ -40,7 +40,9 @@ def test_the_reference_campaign_runs_every_task_of_the_cohort():
 
 def test_a_broken_example_would_be_refused_at_its_line(tmp_path: Path):
     broken = tmp_path / "broken.toml"
-    broken.write_text((ROOT / "examples" / "campaigns" / "smoke.toml").read_text() + "jobz = 2\n")
+    text = (ROOT / "examples" / "campaigns" / "smoke.toml").read_text() + "jobz = 2\n"
+    broken.write_text(text)
     with pytest.raises(CampaignFileError) as caught:
         load_campaign(broken)
-    assert "jobz" in str(caught.value)
+    (problem,) = caught.value.problems
+    assert "jobz" in problem.message and problem.line == text.count("\n")
