@@ -18,7 +18,7 @@ import redis
 import yaml
 
 from arenac.substrate.spine.spec import SpineSpec
-from substrate.spine_client import Reply, Spine
+from substrate.spine_client import Reply, Spine, http
 
 pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
 
@@ -119,6 +119,24 @@ def test_strict_read_event_adds_the_hold_then_timeouts(healthy: Spine) -> None:
     finally:
         healthy.admin("channel", "/admin/reload", {})
     assert healthy.read("general", 30, token).seconds < 0.15
+
+
+def test_strict_read_event_holds_the_login_lookup_too(healthy: Spine) -> None:
+    """auth's requests read the database (the login's user lookup): the event holds them as
+    channel's reads, and only auth's logins (reads stay fast)."""
+    login = lambda: http("POST", healthy.ep.gateway + "/api/login", {"user": "ada"})  # noqa: E731
+    assert login().seconds < 0.15
+    healthy.admin("auth", "/admin/config", {"READ_CONSISTENCY_HOLD_MS": "300"})
+    healthy.admin("auth", "/admin/event", {"name": "read_consistency_strict", "on": True})
+    try:
+        held = login()
+        assert held.status == 200 and 0.3 <= held.seconds < 1.5
+        token = held.body["token"]
+        assert healthy.read("general", 30, token).seconds < 0.15
+    finally:
+        healthy.admin("auth", "/admin/reload", {})
+    assert login().seconds < 0.15
+    assert healthy.admin("auth", "/admin/event").body == {"events": {"read_consistency_strict": False}}
 
 
 def test_revoked_insert_grant_makes_sends_fail(healthy: Spine) -> None:
