@@ -201,7 +201,8 @@ def _arg_value(value, param, ctx: ExprContext):
             return None
         if (param.min is not None and number < param.min) or (param.max is not None and number > param.max):
             errors.error("E0308", f"'{param.name}' = {value_text(value)} is out of range", value.span,
-                         "allowed: " + _range_words(param.min, param.max, want))
+                         "allowed: " + _range_words(param.min, param.max, want)
+                         + (f" ({param.why})" if param.why else ""))
             return None
         return int(number) if param.type == "int" else number
     if isinstance(value, ast.StringLit):

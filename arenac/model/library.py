@@ -38,6 +38,7 @@ class Param(Model):
     max: float | None = None
     event: str | None = None
     follows: str | None = None
+    why: str | None = None  # why the range is what it is: E0308's hint adds it
 
     @model_validator(mode="after")
     def _ties_fit_the_type(self) -> Param:
