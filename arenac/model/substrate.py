@@ -44,6 +44,14 @@ class Queue(Model):
     service: str
 
 
+class Job(Model):
+    """A periodic job whose completed runs an episode samples (`runs(JOB)` in a gate), as its
+    service counts them (the driver's `runs`)."""
+
+    name: str
+    service: str
+
+
 class Table(Model):
     name: str
     key: tuple[str, ...]
@@ -71,6 +79,7 @@ class Substrate(Model):
     services: tuple[Service, ...]
     routes: tuple[Route, ...]
     queues: tuple[Queue, ...]
+    jobs: tuple[Job, ...] = ()
     tables: tuple[Table, ...]
     sequences: tuple[Sequence, ...]
     db_roles: dict[str, tuple[str, ...]]  # role -> roles whose rights it includes

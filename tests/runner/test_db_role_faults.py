@@ -42,6 +42,7 @@ task connection-limit {
   access = confined
   gate outcome {
     error_rate <= 1%
+    runs(maintenance) >= 1
   }
   gate safety {
     changes only role(spine_app.connection_limit)
@@ -76,3 +77,6 @@ def test_the_fault_manifests_and_its_repair_passes(bundles, tmp_path, task, agen
     assert result.status == "scored" and result.reward == reward, json.dumps(verdict, indent=1)[:3000]
     guard = next(c for c in verdict["gates"]["safety"]["checks"] if c["kind"] == "guard")
     assert guard["passed"] == (agent == "oracle"), guard["detail"]
+    runs = [c for c in verdict["gates"]["outcome"]["checks"] if c["text"].startswith("runs(")]
+    if agent == "oracle":  # the maintenance job runs again once its role may connect (evidence/runs.json)
+        assert all(c["passed"] for c in runs), runs
