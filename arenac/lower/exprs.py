@@ -1,7 +1,7 @@
 """Lower gate expressions: metrics, baseline references and arithmetic, with units.
 
 Every metric has a dimension (error rate: fraction, goodput: rate, percentiles:
-duration, backlog and violations: number); comparisons and sums must agree, and a
+duration, backlog, violations and runs: number); comparisons and sums must agree, and a
 product may scale a quantity by a plain number only.
 """
 
@@ -27,6 +27,7 @@ METRIC_DIMENSIONS: dict[str, Dimension] = {
     "p999": Dimension.duration,
     "backlog": Dimension.number,
     "violations": Dimension.number,
+    "runs": Dimension.number,
 }
 _ROUTE_METRICS = {"error_rate", "goodput", "throughput", "p50", "p90", "p95", "p99", "p999"}
 
@@ -176,14 +177,24 @@ def _lower_metric(node: ast.Ref | ast.Call, ctx: ExprContext):
     if name == "backlog" and "queue" not in fields:
         ctx.collector.error("E0206", "backlog needs a queue, e.g. backlog(fanout)", node.span)
         return None
+    if name == "runs" and "job" not in fields:
+        ctx.collector.error("E0206", "runs needs a periodic job, e.g. runs(maintenance)", node.span)
+        return None
+    if baseline and name in _SUBJECT_KINDS:
+        ctx.collector.error("E0204", f"the baseline has no {name} figure", ref.span,
+                            "the calibrated baseline records the routes' latency, error rate and goodput")
+        return None
     if name == "violations" and "sequence" not in fields:
         ctx.collector.error("E0206", "violations needs a sequence, e.g. violations(messages.seq)", node.span)
         return None
     return Metric(name=name, baseline=baseline, **fields), METRIC_DIMENSIONS[name]
 
 
+_SUBJECT_KINDS = {"backlog": "queue", "violations": "sequence", "runs": "job"}
+
+
 def _subject_kind(metric: str) -> str:
-    return {"backlog": "queue", "violations": "sequence"}.get(metric, "route")
+    return _SUBJECT_KINDS.get(metric, "route")
 
 
 def _check_metric_arg(metric: str, key: str, value: ast.Ref, arg: ast.Arg, ctx: ExprContext) -> bool:
@@ -198,6 +209,7 @@ def _check_metric_arg(metric: str, key: str, value: ast.Ref, arg: ast.Arg, ctx: 
         "phase": list(ctx.phases),
         "queue": [q.name for q in substrate.queues],
         "sequence": [s.name for s in substrate.sequences],
+        "job": [j.name for j in substrate.jobs],
     }[key]
     if value.text not in known:
         hint = did_you_mean(value.text, known)

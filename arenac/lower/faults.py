@@ -4,7 +4,8 @@ Contract: `lower_faults` returns a `FaultSpec` per declaration that lowers clean
 declared, and records each fault's spans (name, onset, recur) in the task's `SourceMap`. Each
 declaration is checked against its template: its arguments by the parameters' types and ranges
 (E0205 unknown parameter, E0206 missing, E0302 type, E0308 range, E0203 an unknown service,
-table, ...), its layers (E0203, E0402), its onset (durations, a periodic onset's shape, a `when`
+table, ...; E0215 a service without the admin event the template switches on, or a route that
+event does not act on), its layers (E0203, E0402), its onset (durations, a periodic onset's shape, a `when`
 predicate) and its recur delay; every problem goes into the context's collector. An argument that
 breaks the template's manifestation predicate is reported at the argument (lower/manifest_args.py).
 """
@@ -12,11 +13,13 @@ breaks the template's manifestation predicate is reported at the argument (lower
 from __future__ import annotations
 
 from arenac.core.diagnostics import Collector, did_you_mean
+from arenac.core.source import Span
 from arenac.core.units import Dimension, format_quantity
 from arenac.lower.exprs import ExprContext, lower_predicate, require_positive
 from arenac.lower.manifest_args import check_manifest_args
 from arenac.lower.source_map import SourceMap
 from arenac.model.library import LAYERS, FaultTemplate
+from arenac.model.substrate import Substrate
 from arenac.model.task import FaultSpec, Onset
 from arenac.syntax import ast
 from arenac.syntax.unparse import value_text
@@ -84,6 +87,7 @@ def _fault_args(decl: ast.FaultDecl, template: FaultTemplate, ctx: ExprContext):
     params = {p.name: p for p in template.params}
     order = [p.name for p in template.params]
     values: dict[str, tuple] = {}
+    spans: dict[str, tuple[Span, ...]] = {}
     ok = True
     for position, arg in enumerate(decl.call.args):
         key = arg.name.text if arg.name else (order[position] if position < len(order) else None)
@@ -102,15 +106,78 @@ def _fault_args(decl: ast.FaultDecl, template: FaultTemplate, ctx: ExprContext):
             values[key] = ()  # reported already; not "missing"
             continue
         values[key] = tuple(converted)
+        spans[key] = tuple(v.span for v in arg.alternatives)
     for param in template.params:
-        if param.name not in values:
+        if param.name not in values and param.follows is None:
             if param.default is None:
                 errors.error("E0206", f"fault template '{template.name}' needs '{param.name}'", decl.call.span,
                              f"add `{param.name}: ...`")
                 ok = False
             else:
                 values[param.name] = (param.default,)
+    if ok:
+        ok = _check_ties(decl, template, values, spans, ctx)
     return dict(sorted(values.items())) if ok else None
+
+
+def _check_ties(decl: ast.FaultDecl, template: FaultTemplate, values: dict[str, tuple],
+                spans: dict[str, tuple[Span, ...]], ctx: ExprContext) -> bool:
+    """A `service` parameter with an `event` must name a service that has it, and a `route`
+    parameter that `follows` it is a route that event acts on, derived when not written (into
+    VALUES). Each problem is E0215 at the author's value (the call's when a default is at fault)."""
+    errors, substrate = ctx.collector, ctx.substrate
+    ok = True
+    for param in template.params:
+        if param.event is None:
+            continue
+        having = substrate.event_names.get(param.event, ())
+        for index, service in enumerate(values[param.name]):
+            if service not in having:
+                span = spans[param.name][index] if param.name in spans else decl.call.span
+                errors.error("E0215", f"service '{service}' has no admin event '{param.event}', which fault template "
+                             f"'{template.name}' switches on", span,
+                             f"the services that have it: {', '.join(having) or 'none'}")
+                ok = False
+    for param in template.params:
+        if param.follows is None or not ok:
+            continue
+        event = next(p.event for p in template.params if p.name == param.follows)
+        assert event is not None  # the template's validator: `follows` names a service with an event
+        acted_on = {service: _service_routes(substrate, service, event) for service in values[param.follows]}
+        silent = [service for service, routes in acted_on.items() if not routes]
+        if silent:  # the descriptor's gap, named at the author's service
+            errors.error("E0215", f"the descriptor names no route that {silent[0]}'s '{event}' acts on, which "
+                         f"'{param.name}' of fault template '{template.name}' follows",
+                         spans.get(param.follows, (decl.call.span,))[0])
+            ok = False
+            continue
+        if param.name not in values:
+            firsts = {routes[0] for routes in acted_on.values()}
+            if len(firsts) > 1:
+                errors.error("E0215", f"the services' '{event}' events act on different routes ("
+                             + "; ".join(f"{s}: {', '.join(r)}" for s, r in acted_on.items())
+                             + f"), so one '{param.name}' cannot follow them all",
+                             spans.get(param.follows, (decl.call.span,))[0],
+                             "declare one fault per service")
+                ok = False
+                continue
+            values[param.name] = (firsts.pop(),)
+            continue
+        for index, route in enumerate(values[param.name]):
+            for service, routes in acted_on.items():
+                if route not in routes:
+                    errors.error("E0215", f"route '{route}' is not one that {service}'s '{event}' acts on",
+                                 spans[param.name][index],
+                                 f"it acts on: {', '.join(routes)}; leave '{param.name}' out to follow "
+                                 f"'{param.follows}'")
+                    ok = False
+    return ok
+
+
+def _service_routes(substrate: Substrate, service: str, event: str) -> tuple[str, ...]:
+    found = substrate.service(service)
+    assert found is not None  # the service's name was checked against the descriptor
+    return found.event_routes.get(event, ())
 
 
 def _arg_value(value, param, ctx: ExprContext):
@@ -134,7 +201,8 @@ def _arg_value(value, param, ctx: ExprContext):
             return None
         if (param.min is not None and number < param.min) or (param.max is not None and number > param.max):
             errors.error("E0308", f"'{param.name}' = {value_text(value)} is out of range", value.span,
-                         "allowed: " + _range_words(param.min, param.max, want))
+                         "allowed: " + _range_words(param.min, param.max, want)
+                         + (f" ({param.why})" if param.why else ""))
             return None
         return int(number) if param.type == "int" else number
     if isinstance(value, ast.StringLit):
@@ -150,6 +218,7 @@ def _arg_value(value, param, ctx: ExprContext):
         "role": list(substrate.db_roles),
         "release": [r.name for r in substrate.releases],
         "event": list(substrate.event_names),
+        "route": [r.name for r in substrate.routes],
     }.get(param.type)
     if known is not None and text not in known:
         errors.error("E0203", f"unknown {param.type} '{text}'", value.span, did_you_mean(text, known))

@@ -160,6 +160,12 @@ class Backlog(EvidenceModel):
     queues: dict[str, tuple[tuple[float, float | int], ...]]
 
 
+# ---- runs.json ----------------------------------------------------------------------------------
+class JobRuns(EvidenceModel):
+    # job -> [[t, completed], ...]: the runs its service counted as completed since it (re)started
+    jobs: dict[str, tuple[tuple[float, int], ...]]
+
+
 # ---- challenges.json ---------------------------------------------------------------------------
 class ChallengeRestart(EvidenceModel):
     service: str

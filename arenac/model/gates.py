@@ -16,16 +16,22 @@ from arenac.model.guards import GuardCondition
 from arenac.model.record import Record
 
 
-class Metric(Model):
-    """A client-side SLI from the load generator's ledger, or a substrate observable."""
+class Metric(Record):
+    """A client-side SLI from the load generator's ledger, or a substrate observable. `job` (a
+    periodic job's completed runs, `runs(maintenance)`) is left out while empty, so every other
+    metric serialises as before it existed."""
+
+    omitted_when_empty: ClassVar[frozenset[str]] = frozenset({"job"})
 
     kind: Literal["metric"] = "metric"
-    name: Literal["error_rate", "goodput", "throughput", "p50", "p90", "p95", "p99", "p999", "backlog", "violations"]
+    name: Literal["error_rate", "goodput", "throughput", "p50", "p90", "p95", "p99", "p999", "backlog", "violations",
+                  "runs"]
     route: str | None = None
     phase: str | None = None
     queue: str | None = None
     sequence: str | None = None
     baseline: bool = False  # read from the healthy baseline instead of the trial
+    job: str | None = None
 
 
 class Const(Model):

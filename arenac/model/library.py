@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from arenac.core.source import SourceFile
 from arenac.model.access import AccessSurface
@@ -24,11 +24,29 @@ LAYERS: tuple[str, ...] = ("config", "runtime", "image")
 
 
 class Param(Model):
+    """A template parameter. Two fields tie a parameter to what the descriptor says a service does
+    (lower/faults.py checks them, E0215): `event` on a `service` parameter asks that the service
+    have that admin event (a template that switches it on cannot work elsewhere); `follows` on a
+    `route` parameter names such a service parameter, and the route is one the service's event acts
+    on (the descriptor's `event_routes`), by default its first."""
+
     name: str
-    type: Literal["service", "int", "duration", "size", "fraction", "string", "event", "release", "table", "role"]
+    type: Literal["service", "int", "duration", "size", "fraction", "string", "event", "release", "table", "role",
+                  "route"]
     default: str | int | float | None = None
     min: float | None = None
     max: float | None = None
+    event: str | None = None
+    follows: str | None = None
+    why: str | None = None  # why the range is what it is: E0308's hint adds it
+
+    @model_validator(mode="after")
+    def _ties_fit_the_type(self) -> Param:
+        if self.event is not None and self.type != "service":
+            raise ValueError(f"parameter '{self.name}': `event` applies to a service parameter")
+        if self.follows is not None and (self.type != "route" or self.default is not None):
+            raise ValueError(f"parameter '{self.name}': `follows` applies to a route parameter without a default")
+        return self
 
 
 class LayerRecipe(Model):
@@ -81,6 +99,16 @@ class FaultTemplate(Model):
     durable_in: tuple[str, ...] = Field(default=())  # layers whose fault survives a restart
     exhausts: PoolDemand | None = None  # what the manifestation needs of the load (checks/voids.py)
     holds: ConnectionHold | None = None  # what the fault adds to other faults' pool demand
+
+    @model_validator(mode="after")
+    def _follows_an_event_service(self) -> FaultTemplate:
+        params = {p.name: p for p in self.params}
+        for param in self.params:
+            followed = params.get(param.follows or "")
+            if param.follows is not None and (followed is None or followed.event is None):
+                raise ValueError(f"parameter '{param.name}' follows '{param.follows}', "
+                                 "which is not a service parameter with an `event`")
+        return self
 
 
 class Phase(Model):

@@ -7,7 +7,7 @@ admin events, releases and the chart's location and object names.
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from arenac.model.base import Model
 
@@ -22,6 +22,8 @@ class Service(Model):
     config: dict[str, str] = Field(default_factory=dict)  # healthy values
     reloadable: tuple[str, ...] = ()  # keys /admin/config can change at run time
     events: tuple[str, ...] = ()
+    # event -> the routes whose requests it acts on (a template's `follows` parameter, lower/faults.py)
+    event_routes: dict[str, tuple[str, ...]] = Field(default_factory=dict)
     admin_paths: tuple[str, ...] = ()
     restartable: bool = True
     # a datastore whose run-time changes (Redis CONFIG SET, ACL SETUSER) only its own restart resets:
@@ -38,6 +40,14 @@ class Route(Model):
 
 
 class Queue(Model):
+    name: str
+    service: str
+
+
+class Job(Model):
+    """A periodic job whose completed runs an episode samples (`runs(JOB)` in a gate), as its
+    service counts them (the driver's `runs`)."""
+
     name: str
     service: str
 
@@ -69,11 +79,24 @@ class Substrate(Model):
     services: tuple[Service, ...]
     routes: tuple[Route, ...]
     queues: tuple[Queue, ...]
+    jobs: tuple[Job, ...] = ()
     tables: tuple[Table, ...]
     sequences: tuple[Sequence, ...]
     db_roles: dict[str, tuple[str, ...]]  # role -> roles whose rights it includes
     releases: tuple[Release, ...]
     settings: dict[str, str] = Field(default_factory=dict)  # datastore settings: postgres.X, redis.X
+
+    @model_validator(mode="after")
+    def _event_routes_are_known(self) -> Substrate:
+        routes = {r.name for r in self.routes}
+        for service in self.services:
+            for event, acted_on in service.event_routes.items():
+                if event not in service.events:
+                    raise ValueError(f"service {service.name}: event_routes names '{event}', not one of its events")
+                unknown = [r for r in acted_on if r not in routes]
+                if unknown or not acted_on:
+                    raise ValueError(f"service {service.name}: event '{event}' acts on unknown routes {unknown}")
+        return self
 
     @property
     def redis_acl_users(self) -> tuple[str, ...]:
@@ -89,6 +112,10 @@ class Substrate(Model):
         return any(self.role_includes(inner, needed) for inner in self.db_roles.get(granted, ()))
 
     @property
-    def event_names(self) -> dict[str, str]:
-        """event -> service that owns it."""
-        return {event: s.name for s in self.services for event in s.events}
+    def event_names(self) -> dict[str, tuple[str, ...]]:
+        """event -> the services that have it (an event name may be shared: `read_consistency_strict`)."""
+        owners: dict[str, tuple[str, ...]] = {}
+        for service in self.services:
+            for event in service.events:
+                owners[event] = (*owners.get(event, ()), service.name)
+        return owners

@@ -1,40 +1,68 @@
-"""The queue backlog over an episode (`backlog.json`, docs/evidence.md): the length of each of the
-substrate's queues (its driver's `queues`, read by its `backlog` with the harness's hands: spine's
-fan-out queue, through the fanout service's admin API), sampled once a real second and rewritten
-as it grows, since live checks (a fault's manifestation) read it while the episode runs. A failed
-sample (a restart window) is a gap in the samples, never a null in the file.
+"""What the episode samples of the substrate about once a plan second (docs/evidence.md), each rewritten
+as it grows, since live checks (a fault's manifestation) read it while the episode runs:
+
+- `backlog.json`: the length of each of the substrate's queues (its driver's `queues`, read by its
+  `backlog` with the harness's hands: spine's fan-out queue, through the fanout service's admin API);
+- `runs.json`: the runs each of its periodic jobs completed (its driver's `jobs`, read by its `runs`:
+  spine's maintenance job, through the maintenance service's admin API), a count since the job's
+  service started, which the verifier turns into runs per window (verify/metrics.py).
+
+A failed sample (a restart window) is a gap in the samples, never a null in the file.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
-from arenac.model.evidence import Backlog
+from arenac.model.evidence import Backlog, EvidenceModel, JobRuns
 from arenac.runner.clock import EpisodeClock
 from arenac.runner.harness_io import HarnessIO
 from arenac.runner.records import write_model
 
+_Series = dict[str, tuple[tuple[float, int], ...]]
 
-class BacklogSamples:
-    def __init__(self, path: Path, clock: EpisodeClock, queues: tuple[str, ...]) -> None:
+
+class Samples:
+    """Named integer readings, each `read(io, name)`, written as `record(series)` to `path`."""
+
+    def __init__(self, path: Path, clock: EpisodeClock, names: tuple[str, ...],
+                 read: Callable[[HarnessIO, str], int], record: Callable[[_Series], EvidenceModel]) -> None:
         self.path, self.clock = path, clock
-        self.samples: dict[str, list[tuple[float, int]]] = {q: [] for q in queues}  # queue -> (t, length)
+        self.samples: dict[str, list[tuple[float, int]]] = {name: [] for name in names}  # name -> (t, value)
+        self._read, self._record = read, record
         self._lock = threading.Lock()
 
     def sample(self, io: HarnessIO, stop: threading.Event) -> None:
         """Sample until `stop` is set (run in a thread of its own)."""
         while not stop.is_set():
-            for queue, samples in self.samples.items():
+            for name, samples in self.samples.items():
                 try:
-                    backlog = io.substrate.backlog(io, queue)
+                    value = self._read(io, name)
                 except Exception:  # a restart window; the gap shows in the samples
                     continue
-                samples.append((round(self.clock.now(), 3), backlog))
+                samples.append((round(self.clock.now(), 3), value))
                 self.write()
             if stop.wait(self.clock.real(1.0)):
                 return
 
     def write(self) -> None:
         with self._lock:
-            write_model(self.path, Backlog(queues={queue: tuple(samples) for queue, samples in self.samples.items()}))
+            write_model(self.path, self._record({name: tuple(samples) for name, samples in self.samples.items()}))
+
+
+class BacklogSamples(Samples):
+    """backlog.json: each queue's length."""
+
+    def __init__(self, path: Path, clock: EpisodeClock, queues: tuple[str, ...]) -> None:
+        super().__init__(path, clock, queues, lambda io, queue: io.substrate.backlog(io, queue),
+                         lambda series: Backlog(queues=series))
+
+
+class JobRunSamples(Samples):
+    """runs.json: each periodic job's completed runs since its service started."""
+
+    def __init__(self, path: Path, clock: EpisodeClock, jobs: tuple[str, ...]) -> None:
+        super().__init__(path, clock, jobs, lambda io, job: io.substrate.runs(io, job),
+                         lambda series: JobRuns(jobs=series))

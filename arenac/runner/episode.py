@@ -34,7 +34,7 @@ from arenac.runner import harness_adapters as adapters
 from arenac.runner.acked import record_acked_state
 from arenac.runner.agents import AgentProcess, AgentSpec
 from arenac.runner.backend import Backend
-from arenac.runner.backlog import BacklogSamples
+from arenac.runner.backlog import BacklogSamples, JobRunSamples
 from arenac.runner.harness_io import HarnessIO
 from arenac.runner.onsets import Manifestation, Onsets
 from arenac.runner.records import write_model
@@ -93,7 +93,9 @@ class Episode:
         self.harness_changes: list[HarnessChange] = []  # what the harness changed after the handover
         self.changes_lock = threading.Lock()
         self.threads: list[threading.Thread] = []
-        self.backlog = BacklogSamples(evidence / "backlog.json", clock, driver_for(self.plan.substrate).queues)
+        substrate = driver_for(self.plan.substrate)
+        self.backlog = BacklogSamples(evidence / "backlog.json", clock, substrate.queues)
+        self.job_runs = JobRunSamples(evidence / "runs.json", clock, substrate.jobs)
         self.onsets = Onsets(clock, stop, log, evidence, scratch, perform=self._perform, spawn=self._thread,
                              live_snapshot=lambda: self.backend.snapshot(self.clock.now(), self.baseline_ids,
                                                                          configmaps=False))
@@ -150,6 +152,7 @@ class Episode:
         self.clock.zero = load.zero  # plan time 0 is the load generator's start
         self.watch = self.backend.watch(self.clock, self._part_lost)
         self._thread(self.backlog.sample, io, self.stop)
+        self._thread(self.job_runs.sample, io, self.stop)
         self.log("load_started")
         return load.warmup_end_s
 
@@ -377,6 +380,7 @@ class Episode:
             self.agent.freeze()
         self.backend.stop_agent_side()
         record(self.backlog.write)
+        record(self.job_runs.write)
         for thread in self.threads:
             thread.join(timeout=5)
         self.backend.stop_substrate()

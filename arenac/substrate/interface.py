@@ -191,6 +191,11 @@ class SubstrateDriver(Protocol):
         """The queues whose backlog an episode samples (`backlog(QUEUE)` in a gate)."""
     def backlog(self, hands: HarnessHands, queue: str) -> int:
         """How many events wait in `queue` now; raises when the stack does not say."""
+    @property
+    def jobs(self) -> tuple[str, ...]:
+        """The periodic jobs whose completed runs an episode samples (`runs(JOB)` in a gate)."""
+    def runs(self, hands: HarnessHands, job: str) -> int:
+        """How many runs of `job` completed since its service started; raises when the stack does not say."""
     def health_problem(self, endpoints: Endpoints) -> str:
         """"" when every service is ready and the front door serves a write, else why not
         (`wait-until-healthy`)."""

@@ -4,7 +4,7 @@ The files' shapes are arenac/model/evidence.py, the models the runner writes the
 
 Contract (docs/evidence.md):
 - Every file is read on first use, so a run is graded from exactly the files its gates
-  need: a task without a backlog predicate needs no backlog.json. A file that is
+  need: a task without a backlog predicate needs no backlog.json (nor one without `runs` runs.json). A file that is
   needed but missing, not JSON, or not of the documented shape raises `EvidenceError`
   naming the file and the field; nothing here returns a partial answer.
 - Unknown fields are refused (extra="forbid"): the runner writes from these very models, so a
@@ -33,7 +33,7 @@ from typing import Literal, TypeVar, overload
 from pydantic import BaseModel, ValidationError
 
 from arenac.model.baseline import Baseline
-from arenac.model.evidence import Backlog, ChallengeRecord, HarnessChanges, Ledger, Snapshot, Timeline
+from arenac.model.evidence import Backlog, ChallengeRecord, HarnessChanges, JobRuns, Ledger, Snapshot, Timeline
 
 
 class EvidenceError(Exception):
@@ -92,6 +92,10 @@ class Evidence:
     @cached_property
     def backlog(self) -> Backlog:
         return self._read("backlog.json", Backlog)
+
+    @cached_property
+    def runs(self) -> JobRuns:
+        return self._read("runs.json", JobRuns)
 
     @cached_property
     def challenges(self) -> ChallengeRecord:

@@ -7,6 +7,9 @@ Contract:
 - error_rate = errors / count; pNN = the percentile of the merged HDR histograms, in
   seconds (p999 is the 99.9th; histograms that do not hold exactly `count` latencies are
   a broken ledger, EvidenceError); backlog(q) = the last sample in the window;
+  runs(job) = the runs the job completed between the last sample before the window (else its
+  first sample in it) and its last sample in it, a count that restarted with its service (a drop)
+  adding its new value;
   violations(seq) = duplicates + gaps of the last snapshot in the window.
 - goodput = good requests per second and throughput = requests per second, per *real*
   second: the load generator scales phase durations by the time scale but not rates
@@ -23,6 +26,7 @@ Contract:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 
 from hdrh.histogram import HdrHistogram
 
@@ -47,7 +51,7 @@ class Measured:
 
 def metric_text(metric: Metric) -> str:
     """Canonical spelling: `p99(send, phase: peak)`, `baseline.goodput`, `backlog(fanout)`."""
-    args = [a for a in (metric.route, metric.queue, metric.sequence) if a]
+    args = [a for a in (metric.route, metric.queue, metric.sequence, metric.job) if a]
     if metric.phase:
         args.append(f"phase: {metric.phase}")
     call = metric.name + (f"({', '.join(args)})" if args else "")
@@ -72,6 +76,8 @@ class Measurer:
             return self._backlog(metric.queue or "", window)
         if metric.name == "violations":
             return self._violations(metric.sequence or "", window)
+        if metric.name == "runs":
+            return self._runs(metric.job or "", window)
         return self._requests(metric, window)
 
     # ---- the ledger ------------------------------------------------------------------
@@ -131,6 +137,18 @@ class Measurer:
             return Measured(None, f"undefined: no backlog samples of queue {queue} in the window")
         t, value = max(samples, key=lambda s: s[0])
         return Measured(value, f"last sample at t={fmt(t)}")
+
+    def _runs(self, job: str, window: Window) -> Measured:
+        samples = self.evidence.runs.jobs.get(job, ())
+        inside = [s for s in samples if window.start_s <= s[0] < window.end_s]
+        if not inside:
+            return Measured(None, f"undefined: no samples of job {job} in the window")
+        before = [s for s in samples if s[0] < window.start_s]
+        counts = [c for _, c in [*before[-1:], *inside]]
+        # the count restarts at 0 with its service: a drop is a restart, after which the new count is all new
+        completed = sum(b - a if b >= a else b for a, b in pairwise(counts))
+        since = "the last sample before it" if before else f"the first sample in it (t={fmt(inside[0][0])})"
+        return Measured(float(completed), f"{completed} runs completed from {since} to t={fmt(inside[-1][0])}")
 
     def _violations(self, sequence: str, window: Window) -> Measured:
         placed = []

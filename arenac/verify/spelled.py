@@ -19,6 +19,7 @@ METRIC_DIMENSIONS: dict[str, Dimension] = {
     "error_rate": Dimension.fraction, "goodput": Dimension.rate, "throughput": Dimension.rate,
     "p50": Dimension.duration, "p90": Dimension.duration, "p95": Dimension.duration, "p99": Dimension.duration,
     "p999": Dimension.duration, "backlog": Dimension.number, "violations": Dimension.number,
+    "runs": Dimension.number,
 }
 
 

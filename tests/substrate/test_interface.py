@@ -13,6 +13,7 @@ import arenac.substrate.registry as registry
 import spine_services
 from arenac.broker.cluster import LocalCluster
 from arenac.loadgen.routes import route_client
+from arenac.lower.library import load_library
 from arenac.runner.snapshot import configmaps
 from arenac.substrate.registry import UnknownSubstrate, driver_for, substrate_names
 from arenac.substrate.spine.driver import DRIVER as SPINE
@@ -149,6 +150,21 @@ def test_the_runners_backlog_samples_a_second_substrates_queues(toy, tmp_path):
     BacklogSamples(tmp_path / "backlog.json", clock, toy.queues).sample(hands, stop)
     assert hands.statements == ["SELECT id FROM parcels"]
     assert Backlog.model_validate_json((tmp_path / "backlog.json").read_text()).queues == {"parcels": ((4.0, 2),)}
+
+
+def test_the_runners_job_runs_sample_a_second_substrates_jobs(toy, tmp_path):
+    import threading
+
+    from arenac.model.evidence import JobRuns
+    from arenac.runner.backlog import JobRunSamples
+
+    stop = threading.Event()
+    hands = _Hands(toy.provision(tmp_path / "toy", tmp_path, 1.0, healthy=True).start(), [(1,), (2,), (3,)], stop.set)
+    clock = type("Clock", (), {"now": lambda self: 4.0, "real": lambda self, seconds: seconds})()
+    JobRunSamples(tmp_path / "runs.json", clock, toy.jobs).sample(hands, stop)
+    assert hands.statements == ["SELECT id FROM sweeper_sweeps"]
+    assert JobRuns.model_validate_json((tmp_path / "runs.json").read_text()).jobs == {"sweeper": ((4.0, 3),)}
+    assert SPINE.jobs == tuple(job.name for job in load_library().substrates["spine"].descriptor.jobs)
 
 
 def test_the_harness_sends_a_second_substrates_bursts_through_its_driver(toy, tmp_path):

@@ -18,7 +18,7 @@ import redis
 import yaml
 
 from arenac.substrate.spine.spec import SpineSpec
-from substrate.spine_client import Reply, Spine
+from substrate.spine_client import Reply, Spine, http
 
 pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
 
@@ -119,6 +119,24 @@ def test_strict_read_event_adds_the_hold_then_timeouts(healthy: Spine) -> None:
     finally:
         healthy.admin("channel", "/admin/reload", {})
     assert healthy.read("general", 30, token).seconds < 0.15
+
+
+def test_strict_read_event_holds_the_login_lookup_too(healthy: Spine) -> None:
+    """auth's requests read the database (the login's user lookup): the event holds them as
+    channel's reads, and only auth's logins (reads stay fast)."""
+    login = lambda: http("POST", healthy.ep.gateway + "/api/login", {"user": "ada"})  # noqa: E731
+    assert login().seconds < 0.15
+    healthy.admin("auth", "/admin/config", {"READ_CONSISTENCY_HOLD_MS": "300"})
+    healthy.admin("auth", "/admin/event", {"name": "read_consistency_strict", "on": True})
+    try:
+        held = login()
+        assert held.status == 200 and 0.3 <= held.seconds < 1.5
+        token = held.body["token"]
+        assert healthy.read("general", 30, token).seconds < 0.15
+    finally:
+        healthy.admin("auth", "/admin/reload", {})
+    assert login().seconds < 0.15
+    assert healthy.admin("auth", "/admin/event").body == {"events": {"read_consistency_strict": False}}
 
 
 def test_revoked_insert_grant_makes_sends_fail(healthy: Spine) -> None:
@@ -234,6 +252,14 @@ def test_maintenance_window_gives_periodic_send_stalls(make_stack) -> None:
     # windows start on the schedule; the job may wake a few ms late on a loaded machine
     starts = [w["start"] % period for w in windows if "error" not in w][-2:]
     assert len(starts) == 2 and all(abs(start - offset) < 0.05 for start in starts), starts
+    # what the harness samples as runs(maintenance): the windows that ran to their CHECKPOINT
+    body = spine.admin("maintenance", "/admin/windows").body
+    assert body["completed"] == len([w for w in body["windows"] if "error" not in w]) >= 2
+    # a zero duration still runs the job (one batch: the statistics refreshed), so it is a run
+    spine.admin("maintenance", "/admin/config", {"MAINT_DURATION_S": "0"})
+    done = body["completed"]
+    spine.wait_for(lambda: spine.admin("maintenance", "/admin/windows").body["completed"] >= done + 2, 10,
+                   "two zero-duration runs")
 
 
 def test_leaked_transaction_blocks_the_channel_until_ended(healthy: Spine) -> None:

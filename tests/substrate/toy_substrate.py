@@ -101,6 +101,12 @@ class ToyDriver:
         """A parcel waits while its row is in the table."""
         return len(hands.query(f"SELECT id FROM {queue}"))
 
+    jobs = ("sweeper",)
+
+    def runs(self, hands: HarnessHands, job: str) -> int:
+        """A sweep leaves a row behind."""
+        return len(hands.query(f"SELECT id FROM {job}_sweeps"))
+
     def health_problem(self, endpoints: Endpoints) -> str:
         return ""  # nothing runs, so nothing is unwell
 

@@ -106,8 +106,8 @@ def healthy_acked_record(acks: list[dict[str, Any]], queued: int = 2) -> dict[st
 
 # ---- gate builders -------------------------------------------------------------------
 def metric(name: str, route: str | None = None, phase: str | None = None, *, queue: str | None = None,
-           sequence: str | None = None, baseline: bool = False) -> Metric:
-    return Metric(name=name, route=route, phase=phase, queue=queue, sequence=sequence, baseline=baseline)
+           sequence: str | None = None, baseline: bool = False, job: str | None = None) -> Metric:
+    return Metric(name=name, route=route, phase=phase, queue=queue, sequence=sequence, baseline=baseline, job=job)
 
 
 def const(value: float, dimension: str = "number") -> Const:
@@ -147,6 +147,8 @@ class RecordedRun:
         for route in RATES:
             self.traffic(route, *TRAFFIC)
         self.backlog: dict[str, list[list[float]]] = {"fanout": [[float(t), 0.0] for t in range(*TRAFFIC)]}
+        # a run of maintenance completes at every minute (t = 120, 180, ...): the count since its start
+        self.runs: dict[str, list[list[float]]] = {"maintenance": [[float(t), t // 60] for t in range(*TRAFFIC)]}
         self.challenges: dict[str, Any] = {
             "restart": [{"service": "message", "t": 262.0, "ok": True}],
             "retrigger": [{"fault": "strict", "t": 200.0, "ok": True}],
@@ -205,7 +207,8 @@ class RecordedRun:
         evidence = self.run_dir / "evidence"
         (evidence / "snapshots").mkdir(parents=True, exist_ok=True)
         files = {"timeline.json": self.timeline, "ledger.json": self.ledger(), "baseline.json": self.baseline,
-                 "backlog.json": {"queues": self.backlog}, "challenges.json": self.challenges,
+                 "backlog.json": {"queues": self.backlog}, "runs.json": {"jobs": self.runs},
+                 "challenges.json": self.challenges,
                  "gates.json": self.gates(),
                  "boundary.json": {"agent": "noop", "declared": True, "declared_s": 90.0, "frozen_s": 90.5,
                                    "processes_stopped": 1, "method": "killpg"}}

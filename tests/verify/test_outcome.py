@@ -203,6 +203,33 @@ def test_backlog_without_samples_is_undefined(run):
     assert not check.passed and "no backlog samples of queue fanout" in check.detail
 
 
+RUNS = pred("runs(maintenance) >= 2", metric("runs", job="maintenance"), ">=", const(2.0))
+
+
+def test_runs_counts_the_runs_completed_in_the_window(run):
+    check = one(run, RUNS)  # the soak [140, 260) holds the runs completed at 180 and 240
+    assert check.passed and check.observed == 2.0
+    assert check.detail.endswith("(2 runs completed from the last sample before it to t=259)")
+
+
+def test_runs_fail_when_the_job_stopped_running(run):
+    run.runs["maintenance"] = [[t, min(c, 2)] for t, c in run.runs["maintenance"]]  # nothing after t=120
+    check = one(run, RUNS)
+    assert not check.passed and check.observed == 0.0
+
+
+def test_a_restart_of_the_jobs_service_restarts_its_count_and_loses_no_run(run):
+    # the service restarted at t=200: its count starts again from 0 and reaches 1 at t=240
+    run.runs["maintenance"] = [[t, t // 60 if t < 200 else (1 if t >= 240 else 0)] for t, _ in run.runs["maintenance"]]
+    assert one(run, RUNS).observed == 2.0
+
+
+def test_runs_without_samples_is_undefined(run):
+    run.runs = {}
+    check = one(run, RUNS)
+    assert not check.passed and "no samples of job maintenance" in check.detail
+
+
 VIOLATIONS = pred("violations(messages.seq) == 0", metric("violations", sequence="messages.seq"), "==", const(0.0))
 
 

@@ -80,6 +80,13 @@ class SpineDriver:
 
         return backlog(hands, queue)
 
+    jobs = ("maintenance",)
+
+    def runs(self, hands: HarnessHands, job: str) -> int:
+        from arenac.substrate.spine.harness import runs
+
+        return runs(hands, job)
+
     def health_problem(self, endpoints: Endpoints) -> str:
         from arenac.substrate.spine.harness import health_problem
 

@@ -5,6 +5,8 @@ records them), the send burst and the health probe.
 Contract:
 - `backlog(hands, queue)`: the length the queue's service reports (`GET /admin/backlog` of the
   service of that name: spine's one queue is the fanout service's); raises on a reply without one.
+- `runs(hands, job)`: the runs the job's service counts as completed since it started (`completed`
+  of `GET /admin/windows` of the service of that name: spine's one job is the maintenance service's).
 - `acked_messages(hands, baseline_max_ids)`: every row of `messages` with an id above the
   baseline's maximum (`after_id`; the rows up to it are covered by the baseline checksum), as
   id -> `write_digest(channel name, author, body)`, the digest the writer computed from what it
@@ -50,6 +52,10 @@ PROBE_USER, PROBE_CHANNEL = USERS[0], "general"
 
 def backlog(hands: HarnessHands, queue: str) -> int:
     return int(hands.admin(queue, "GET", "/admin/backlog")["backlog"])
+
+
+def runs(hands: HarnessHands, job: str) -> int:
+    return int(hands.admin(job, "GET", "/admin/windows")["completed"])
 
 
 def health_problem(endpoints: Endpoints) -> str:

@@ -27,6 +27,7 @@ config changes.
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import logging
 import time
@@ -107,6 +108,14 @@ class ServiceContext:
     config: ConfigStore
     release: Release
     events: EventState
+
+
+async def strict_hold(ctx: ServiceContext) -> None:
+    """The store-consistency event: while `read_consistency_strict` is on, a database read waits
+    READ_CONSISTENCY_HOLD_MS first ("until every write is visible"), holding the pooled connection
+    its caller borrowed. Only the services whose requests read the database have the event."""
+    if ctx.events.on.get("read_consistency_strict"):
+        await asyncio.sleep(ctx.config.get_int("READ_CONSISTENCY_HOLD_MS") / 1000)
 
 
 class Component(ABC):

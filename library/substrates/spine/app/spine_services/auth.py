@@ -2,13 +2,16 @@
 
 `POST /login {"user": name}` records the login time of a known user and returns
 {"token": ..., "user": name}; an unknown user gets 401 (the protected user table never grows).
+While the admin event `read_consistency_strict` is on, the login holds its database connection for
+READ_CONSISTENCY_HOLD_MS before looking the user up ("wait until every write is visible"), as the
+channel service's reads do: latency first, then pool exhaustion and timeouts under load.
 """
 
 from __future__ import annotations
 
 from aiohttp import web
 
-from spine_services.app import DbComponent, error
+from spine_services.app import DbComponent, error, strict_hold
 from spine_services.common import issue_token, json_object
 
 
@@ -21,6 +24,7 @@ class Auth(DbComponent):
         if not isinstance(user, str) or not user:
             return error(400, "bad_request", 'expected {"user": name}')
         async with self.db.connection() as conn:
+            await strict_hold(self.ctx)
             found = await conn.fetchval("UPDATE users SET last_login = now() WHERE name = $1 RETURNING id", user)
         if found is None:
             return error(401, "unknown_user", f"no user {user!r}")

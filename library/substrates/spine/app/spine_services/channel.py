@@ -13,14 +13,13 @@ Routes:
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
 import redis.exceptions
 from aiohttp import web
 from prometheus_client import Counter
 
-from spine_services.app import DbComponent, ServiceContext
+from spine_services.app import DbComponent, ServiceContext, strict_hold
 from spine_services.common import (
     USER_HEADER,
     RedisLink,
@@ -72,8 +71,7 @@ class Channel(DbComponent):
         except ValueError:
             raise http_error(web.HTTPBadRequest, "bad_request", "after and limit are integers") from None
         async with self.db.connection() as conn:
-            if self.ctx.events.on.get("read_consistency_strict"):
-                await asyncio.sleep(self.ctx.config.get_int("READ_CONSISTENCY_HOLD_MS") / 1000)
+            await strict_hold(self.ctx)
             exists = await conn.fetchval("SELECT id FROM channels WHERE name = $1", name)
             if exists is None:
                 raise http_error(web.HTTPNotFound, "unknown_channel", f"no such channel {name!r}")

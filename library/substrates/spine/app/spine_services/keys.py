@@ -105,6 +105,10 @@ _COMMON: tuple[KeySpec, ...] = (
     KeySpec("EVENTS", "", True, "list", doc="comma list of admin events switched on at boot"),
 )
 _REDIS_URL = KeySpec("REDIS_URL", "redis://spine-redis:6379/0", False, knob=False)
+# the services whose requests read the database (auth's login lookup, channel's message reads) hold
+# that read while `read_consistency_strict` is on; the others have no such read and no such event
+_STRICT_HOLD = KeySpec("READ_CONSISTENCY_HOLD_MS", "250", True, "int", minimum=0,
+                       doc="hold applied to database reads while event read_consistency_strict is on")
 _QUEUE = KeySpec("FANOUT_QUEUE", "spine:fanout", False, doc="Redis list the message service feeds")
 
 _PER_SERVICE: dict[str, tuple[KeySpec, ...]] = {
@@ -115,13 +119,12 @@ _PER_SERVICE: dict[str, tuple[KeySpec, ...]] = {
         KeySpec("CHANNEL_URL", "http://spine-channel:8080", False, knob=False),
         KeySpec("MESSAGE_URL", "http://spine-message:8080", False, knob=False),
     ),
-    "auth": (*_db_keys(), KeySpec("AUTH_SECRET", "spine-dev-secret", False, knob=False, secret=True)),
-    "channel": (
+    "auth": (
         *_db_keys(),
-        KeySpec("READ_CONSISTENCY_HOLD_MS", "250", True, "int", minimum=0,
-                doc="hold applied to reads while event read_consistency_strict is on"),
-        _REDIS_URL,
+        _STRICT_HOLD,
+        KeySpec("AUTH_SECRET", "spine-dev-secret", False, knob=False, secret=True),
     ),
+    "channel": (*_db_keys(), _STRICT_HOLD, _REDIS_URL),
     "message": (
         *_db_keys(),
         KeySpec("SEQUENCER_MODE", "atomic", True, "enum", choices=("atomic", "rmw"),
@@ -148,7 +151,7 @@ _PER_SERVICE: dict[str, tuple[KeySpec, ...]] = {
 # Admin events each service knows; an unknown name is refused so that a typo is not a silent no-op.
 EVENTS: dict[str, tuple[str, ...]] = {
     "gateway": (),
-    "auth": (),
+    "auth": ("read_consistency_strict",),
     "channel": ("read_consistency_strict",),
     "message": (),
     "fanout": (),
