@@ -64,7 +64,7 @@ def test_the_queue_protected_after_the_restart_holds_only_when_redis_persists(tm
             _wait_for(lambda: _backlog(io) == 0)  # fanned out into the inboxes
             io.redis("ACL", "SETUSER", "fanout", "-@list")  # the worker can no longer take events
             queued = asyncio.run(send_burst(endpoints, "eng", SENDS, 4, acks))
-            assert delivered.accepted == queued.accepted == SENDS
+            assert delivered["accepted"] == queued["accepted"] == SENDS
             _wait_for(lambda: (_backlog(io) or 0) >= SENDS)
             time.sleep(IN_FLIGHT_REAL_S + 0.5)  # every send old enough to be judged
             soak_end = record_acked_state(io, time.monotonic() - zero, {"messages": after_id})
@@ -83,15 +83,16 @@ def test_the_queue_protected_after_the_restart_holds_only_when_redis_persists(tm
     run.acked_after_restart = after_restart.model_dump(mode="json")
     run.outcome, run.safety = [], [ACROSS]
     (check,) = run.grade().gates.safety.checks
+    (tmp_path / "check.json").write_text(check.model_dump_json(indent=1))  # to read when it fails
     at_soak_end, at_restart = check.observed["queue(fanout) soak_end"], check.observed["queue(fanout) after_restart"]
     sent_to = {channel: {a["id"] for a in run.acks if a["channel"] == channel} for channel in ("general", "eng")}
-    assert at_soak_end["dropped"] == [] and at_soak_end["queued"] == SENDS  # the queue was full at the restart
-    assert at_restart["judged"] == 2 * SENDS
+    assert at_soak_end["dropped"] == [] and at_soak_end["queued"] == SENDS, check.detail  # queued at the restart
+    assert at_restart["judged"] == 2 * SENDS, check.detail
     if kept:
         assert check.passed, check.detail
-        assert at_restart["delivered"] == 2 * SENDS  # the queue outlived the restart and drained
+        assert at_restart["delivered"] == 2 * SENDS, check.detail  # the queue outlived the restart and drained
     else:
-        assert not check.passed
+        assert not check.passed, check.detail
         assert set(at_restart["lost_queued"]) == sent_to["eng"]  # queued in Redis at the restart: lost
         assert set(at_restart["lost_delivered"]) == sent_to["general"]  # and the inboxes with them
         assert "were queued at soak end" in check.detail
