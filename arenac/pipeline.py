@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 
 from arenac.bundle import MANIFEST, manifest_for, write_bundle
 from arenac.checks.blind_restart import blind_restart_warning
+from arenac.checks.queue_persistence import unkept_queue_warnings
 from arenac.checks.voids import VoidCheck
 from arenac.core.diagnostics import Collector, Diagnostic, DiagnosticError, merge_repeats
 from arenac.core.source import SourceFile, Span
@@ -298,7 +299,8 @@ def expand_tasks(lowered: list[LoweredTask], library: Library, shown: dict[str, 
     pruned one is kept with its reason; a matrix of pruned cells only is an error (E0403).
     A mistake found in several variants of a task is reported once, "(in N variants)". With VOIDS,
     a built cell's faults the load never makes manifest (E0522) and a cell a blind restart repairs
-    (E0528) are the task's warnings, each once however many cells share it."""
+    (E0528) are the task's warnings, each once however many cells share it, and so is a queue
+    protected across a restart that the healthy datastore does not survive (E0530)."""
     errors = Collector()
     compiled = [_expand_task(item, library, errors, voids) for item in lowered]
     _raise_if_any(errors, shown)
@@ -325,6 +327,8 @@ def _expand_task(item: LoweredTask, library: Library, errors: Collector, voids: 
                 cell_warnings.append(blind)
             warnings.update(((w.message, str(w.span)), w) for w in cell_warnings)
         listed.append(VariantCell(task=cell.task, id=cell.id, coordinates=cell.coordinates, access=cell.access.name))
+    if voids is not None:  # the task's, not a cell's: the healthy control runs no fault
+        warnings.update(((w.message, str(w.span)), w) for w in unkept_queue_warnings(item))
     errors.extend(merge_repeats(per_variant.items, lambda n: f"in {n} variants",
                                 lambda d: d.message.removesuffix(named.get(id(d), ""))))
     check_matrix(item, len(listed), pruned, errors)

@@ -4,7 +4,8 @@ Contract (one namespace, the trial's; objects named as the chart names them, `<r
 with the substrate's name as the release name: spine's below):
 - ConfigMap `spine-<svc>-config` is the service's config file (patch/update rewrite the file;
   the process reads it at its next start, as a mounted ConfigMap needs a rollout);
-  `spine-redis-config` holds `maxmemory` and `maxmemoryPolicy` of redis.conf (next Redis start);
+  `spine-redis-config` holds `maxmemory`, `maxmemoryPolicy`, `appendonly`, `appendfsync` and
+  `acl-USER` (the stack's config/redis.yaml, which the next Redis start reads);
   `spine-postgres-config` holds the init scripts (they ran at first start; edits change nothing).
 - Deployment `spine-<svc>` and `spine-redis`, StatefulSet `spine-postgres`, one replica each.
   A change of the pod template (image, env, annotations: `set image`, `set env`,
@@ -31,7 +32,6 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -44,6 +44,8 @@ from arenac.broker.workloads import Workload, WorkloadError, apply_template, dep
 from arenac.substrate.interface import LocalStack
 
 DATASTORES = ("postgres", "redis")
+# the keys of the chart's Redis ConfigMap (read at Redis' start), besides `acl-USER` (rules appended to a user's)
+REDIS_CONFIGMAP_KEYS = ("maxmemory", "maxmemoryPolicy", "appendonly", "appendfsync")
 
 
 class ClusterError(Exception):
@@ -286,10 +288,8 @@ class LocalCluster:
         component = self._configmap_component(name)
         if component in self.services:
             return self.stack.substrate.read_config(self.stack.config_path(component))
-        if component == "redis":
-            conf = self._redis_conf().read_text().splitlines()
-            values = dict(line.split(" ", 1) for line in conf if line.startswith("maxmemory"))
-            return {"maxmemory": values.get("maxmemory", ""), "maxmemoryPolicy": values.get("maxmemory-policy", "")}
+        if component == "redis":  # the stack keeps it as a file in the services' format (next Redis start)
+            return self.stack.substrate.read_config(self.stack.config_path(component))
         if self._postgres_init is None:
             self._postgres_init = self.stack.substrate.datastore_init()
         return dict(self._postgres_init)
@@ -329,20 +329,12 @@ class LocalCluster:
                 return component
         raise not_found("configmaps", "", name)
 
-    def _redis_conf(self) -> Path:
-        return self.stack.data_dir / "redis" / "redis.conf"
-
     def _write_redis_conf(self, data: Mapping[str, str]) -> None:
-        unknown = sorted(set(data) - {"maxmemory", "maxmemoryPolicy"})
+        unknown = sorted(key for key in data if key not in REDIS_CONFIGMAP_KEYS and not key.startswith("acl-"))
         if unknown:
             raise ClusterError(f"error: {self.release_name}-redis-config: unknown key(s) {', '.join(unknown)} "
-                               "(the chart reads maxmemory and maxmemoryPolicy)")
-        path = self._redis_conf()
-        settings = {"maxmemory": data.get("maxmemory", ""), "maxmemory-policy": data.get("maxmemoryPolicy", "")}
-        lines = [line for line in path.read_text().splitlines()
-                 if line.split(" ", 1)[0] not in settings]
-        lines += [f"{key} {value}" for key, value in settings.items() if value]
-        path.write_text("\n".join(lines) + "\n")
+                               f"(the chart reads {', '.join(REDIS_CONFIGMAP_KEYS)} and acl-USER)")
+        self.stack.substrate.write_config(self.stack.config_path("redis"), dict(data))
 
     # -- listing -----------------------------------------------------------------------------
     def objects(self, resource: str) -> list[dict[str, Any]] | None:

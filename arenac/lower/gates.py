@@ -5,6 +5,9 @@ only / guard / protect / invariant checks. Targets (`config(message.DB_POOL_SIZE
 `table(messages)`, ...) are resolved against the substrate descriptor by lower/targets.py.
 `protect queue(q)` names a queue of the descriptor and lowers to its own check (`ProtectQueue`);
 a `protect` line that names queues and other targets lowers to a `Protect` and a `ProtectQueue`.
+`protect queue(q) at soak_end, after_restart` names the records it is judged at (E0213 for another
+label, or for `at` on a line that protects more than queues); `after_restart` needs a `survives
+restart` of the datastore that holds each queue (E0529), since only that restart can lose it.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from arenac.lower.targets import one_target, targets
 from arenac.model.actions import Target
 from arenac.model.gates import (
     GUARD_SNAPSHOTS,
+    QUEUE_RECORDS,
     ChangesOnly,
     Gates,
     Guard,
@@ -51,6 +55,8 @@ class GateLowering:
         self.macros = macros
         self.fault_names = fault_names
         self._after_restart: list[ast.Name] = []  # `at after_restart` labels: a restart challenge must exist
+        # `protect queue(...) at after_restart`: (its label, the queues) whose datastores a restart must include
+        self._queues_after_restart: list[tuple[ast.Name, tuple[str, ...]]] = []
 
     @property
     def errors(self):
@@ -81,7 +87,32 @@ class GateLowering:
                 self.errors.error("E0523", "a guard held `at after_restart` in a task without a restart challenge: "
                                   "no run has that snapshot", label.span,
                                   "add `survives restart(...)` to the safety gate, or hold the guard at soak_end")
+        self._check_queue_restarts(safety)
         return Gates(outcome=tuple(outcome), safety=tuple(safety))
+
+    def _check_queue_restarts(self, safety: list[SafetyCheck]) -> None:
+        """E0529: `protect queue(Q) at after_restart` where no `survives restart` restarts the
+        datastore that holds Q. Without a restart there is no record to judge; with a restart of
+        other services only, the queue was never at risk, and a pass would prove nothing."""
+        restarted = [s for check in safety if isinstance(check, SurvivesRestart) for s in check.services]
+        holders = {q.name: q.datastore for q in self.ctx.substrate.queues}
+        for label, queues in self._queues_after_restart:
+            missing = list(dict.fromkeys(d for q in queues if (d := holders.get(q)) and d not in restarted))
+            if not missing:
+                continue
+            shown = ", ".join(f"queue({q}) lives in {holders[q]}" for q in queues if holders.get(q) in missing)
+            if not restarted:
+                self.errors.error("E0529", f"a queue protected `at after_restart` in a task without a restart "
+                                  f"challenge: no run restarts {' or '.join(missing)} ({shown})", label.span,
+                                  f"add `survives restart({', '.join(missing)})` to the safety gate, "
+                                  "or judge the queue at soak_end only")
+                continue
+            services = list(dict.fromkeys(restarted))
+            written = f"survives restart({', '.join(services)})"
+            self.errors.error("E0529", f"a queue protected `at after_restart`, but `{written}` "
+                              f"does not restart {' or '.join(missing)} ({shown}): the check would judge a restart "
+                              "that never put the queue at risk", label.span,
+                              f"restart the datastore too: `survives restart({', '.join(services + missing)})`")
 
     def _statement(self, gate: str, stmt, outcome: list, safety: list, depth: int) -> None:
         if isinstance(stmt, ast.MacroUse):
@@ -161,12 +192,38 @@ class GateLowering:
         names = [n for n in queued if n is not None]
         if len(groups) < len(found) or len(names) < len(queued):
             return []
+        at = self._queue_records(stmt, bool(data))
+        if at is None:
+            return []
         checks: list[SafetyCheck] = []
         if data:
             checks.append(Protect(targets=tuple(t for g in groups for t in g)))
         if queues:
-            checks.append(ProtectQueue(queues=tuple(dict.fromkeys(q for n in names for q in n))))
+            protected = tuple(dict.fromkeys(q for n in names for q in n))
+            checks.append(ProtectQueue(queues=protected, at=at or None))
+            self._queues_after_restart += [(label, protected) for label in stmt.at if label.text == "after_restart"]
         return checks
+
+    def _queue_records(self, stmt: ast.Protect, has_data: bool) -> tuple[str, ...] | None:
+        """The records `at` names, in the order written, each once (() without `at`); None after
+        E0213 for a label that is not a queue record, or for `at` on a line that protects tables,
+        sequences, config or releases (judged at soak end only: they are compared with the baseline
+        snapshot, which a restart challenge's losses are never blamed on)."""
+        if stmt.at and has_data:
+            self.errors.error("E0213", "only a queue's protection is judged `at` a record: this line protects "
+                              "tables, sequences, config or releases too, which are judged at soak_end",
+                              stmt.at[0].span, "protect the queue on a line of its own: `protect queue(...) at ...`")
+            return None
+        labels: list[str] = []
+        for label in stmt.at:
+            if label.text not in QUEUE_RECORDS:
+                self.errors.error("E0213", f"a queue's protection cannot be judged at '{label.text}'", label.span,
+                                  did_you_mean(label.text, QUEUE_RECORDS)
+                                  or f"the records of acknowledged writes are {', '.join(QUEUE_RECORDS)}")
+                return None
+            if label.text not in labels:
+                labels.append(label.text)
+        return tuple(labels)
 
     def _queues(self, call: ast.Call) -> list[str] | None:
         known = [q.name for q in self.ctx.substrate.queues]

@@ -325,8 +325,9 @@ class FanoutAtSoakEnd(EvidenceModel):
 
 
 class AckedSoakEnd(EvidenceModel):
-    """acked_soak_end.json: what became of the acknowledged writes, recorded at soak end. The runner
-    records both parts; a part absent is its omission, which makes only the checks needing it
+    """acked_soak_end.json: what became of the acknowledged writes, recorded at soak end (and, in
+    the same shape, acked_after_restart.json: at the end of the restart challenge's re-check). The
+    runner records both parts; a part absent is its omission, which makes only the checks needing it
     unreadable evidence (arenac/verify/acked.py)."""
 
     omitted_when_empty: ClassVar[frozenset[str]] = frozenset({"messages", "fanout"})

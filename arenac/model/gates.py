@@ -121,12 +121,28 @@ class Protect(Model):
     targets: tuple[Target, ...]
 
 
-class ProtectQueue(Model):
+# The records of acknowledged writes a queue's protection may be judged at (`protect queue(fanout) at
+# soak_end, after_restart`): the end of the soak, and the end of the restart challenge's re-check.
+QueueRecord = Literal["soak_end", "after_restart"]
+QUEUE_RECORDS: tuple[str, ...] = get_args(QueueRecord)
+
+
+class ProtectQueue(Record):
     """`protect queue(fanout)`: every accepted event of an acknowledged write is still queued or
-    was delivered at soak end (none was dropped)."""
+    was delivered (none was dropped) at each record `at` names; absent: at soak end only, as before
+    `at` existed (so such a check serialises as before). `after_restart` asks that the queue also
+    outlive the restart challenge (its datastore's restart)."""
+
+    omitted_when_empty: ClassVar[frozenset[str]] = frozenset({"at"})
 
     kind: Literal["protect_queue"] = "protect_queue"
     queues: tuple[str, ...]
+    at: tuple[QueueRecord, ...] | None = None
+
+    @property
+    def records(self) -> tuple[str, ...]:
+        """The records it is judged at, in the run's order."""
+        return tuple(label for label in QUEUE_RECORDS if label in (self.at or ("soak_end",)))
 
 
 class Invariant(Model):

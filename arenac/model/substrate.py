@@ -31,6 +31,15 @@ class Service(Model):
     volatile: bool = False
     # a Redis datastore's ACL users, which snapshots record as `redis(acl.USER)` (lower/targets.py, E0214)
     acl_users: tuple[str, ...] = ()
+    # a datastore that keeps its data across its own restart only under these ConfigMap settings
+    # (Redis: {appendonly: "yes"}); empty: it always keeps it (PostgreSQL) or holds none. Read with
+    # `config` (the healthy values) by checks/queue_persistence.py (E0530)
+    keeps_data_when: dict[str, str] = Field(default_factory=dict)
+
+    def keeps_data(self, config: dict[str, str] | None = None) -> bool:
+        """Whether the datastore keeps its data across a restart under CONFIG (default: healthy)."""
+        values = self.config if config is None else config
+        return all(values.get(key) == value for key, value in self.keeps_data_when.items())
 
 
 class Route(Model):
@@ -41,7 +50,10 @@ class Route(Model):
 
 class Queue(Model):
     name: str
-    service: str
+    service: str  # the service that consumes it (its backlog is that service's to report)
+    # the datastore that holds its events (a restart of it may lose them): `protect queue(Q) at
+    # after_restart` needs a `survives restart` of it (lower/gates.py, E0529)
+    datastore: str | None = None
 
 
 class Job(Model):
@@ -96,6 +108,15 @@ class Substrate(Model):
                 unknown = [r for r in acted_on if r not in routes]
                 if unknown or not acted_on:
                     raise ValueError(f"service {service.name}: event '{event}' acts on unknown routes {unknown}")
+        return self
+
+    @model_validator(mode="after")
+    def _queues_in_datastores(self) -> Substrate:
+        datastores = {s.name for s in self.services if s.kind == "datastore"}
+        wrong = [f"{q.name} -> {q.datastore}" for q in self.queues
+                 if q.datastore is not None and q.datastore not in datastores]
+        if wrong:
+            raise ValueError(f"a queue's datastore is not a datastore service of the descriptor: {', '.join(wrong)}")
         return self
 
     @property

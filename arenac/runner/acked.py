@@ -1,9 +1,11 @@
-"""What became of the acknowledged writes, recorded at soak end (docs/evidence.md, `acked_soak_end.json`).
+"""What became of the acknowledged writes, recorded at soak end (docs/evidence.md, `acked_soak_end.json`)
+and after the restart challenge (`acked_after_restart.json`).
 
 The load generator (evidence/acks.jsonl) and the harness's send bursts (evidence/harness_acks.jsonl)
 record every write they were told succeeded. At soak end, after the agent was frozen and before the
 restart challenge, the runner records the state the verifier needs to judge them
-(arenac/verify/acked.py), so that the verifier stays a pure function of the evidence:
+(arenac/verify/acked.py), so that the verifier stays a pure function of the evidence; at the end of
+the restart challenge's re-check it records the same again (a queue protected `at after_restart`):
 
 - `messages`: the rows written after the baseline, as id -> the digest their writer computed from
   what it sent (`after_id`: the baseline's maximum id; the rows up to it are covered by the

@@ -4,8 +4,9 @@ provision -> warm up -> baseline snapshot -> inject faults (and decoys) on their
 their workload triggers -> assert each fault's manifestation (else the trial is void) -> agent_start
 snapshot -> hand over to the agent -> declaration or window end
 -> freeze the agent -> wait for the next load-cycle boundary -> agent-free soak (a declaration
-never shortens it) -> restart and retrigger challenges, each observed under traffic for one
-cycle; then (trial.py) tear down, judge and grade.
+never shortens it) -> what became of the acknowledged writes -> restart and retrigger challenges,
+each observed under traffic for one cycle (the restart's followed by the acknowledged writes'
+record again); then (trial.py) tear down, judge and grade.
 
 Every time is on one clock in plan seconds; `time_scale` compresses them all. Each step writes its
 evidence (docs/evidence.md) as it ends; `InfraError` ends the episode as the harness's failure.
@@ -233,6 +234,10 @@ class Episode:
             self._sleep_until(start + cycle)
             after_restart = RecordedWindow(start_s=round(start, 3), end_s=round(clock.now(), 3))
             self._snapshot("after_restart")
+            # what became of every acknowledged write across the restart (`protect queue(...) at
+            # after_restart`); the soak-end record stays the one the agent is judged by otherwise
+            write_model(self.evidence / "acked_after_restart.json",
+                        record_acked_state(self._hands(), clock.now(), self.baseline_ids))
         if plan.challenges.retrigger:
             by_name = {f.name: f for f in self.faults}
             for name in plan.challenges.retrigger:

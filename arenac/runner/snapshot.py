@@ -71,15 +71,11 @@ def max_ids(io: HarnessIO, plan: Plan) -> dict[str, int]:
 def configmaps(stack: LocalStack) -> dict[str, dict[str, str]]:
     """What each workload's ConfigMap holds, which its next start reads: a ConfigMap edited but not
     rolled out changes nothing yet, and would surface only after a restart challenge. Each app
-    service's config file, and Redis's `maxmemory` and `maxmemoryPolicy` (broker/cluster.py maps
-    them the same way). PostgreSQL's holds init scripts, which run at the first start only: not
-    recorded (an edit changes nothing)."""
+    service's config file, and Redis's (`maxmemory`, `maxmemoryPolicy`, `appendonly`,
+    `appendfsync`, `acl-USER`: broker/cluster.py shows the same file). PostgreSQL's holds init
+    scripts, which run at the first start only: not recorded (an edit changes nothing)."""
     substrate = stack.substrate
-    found = {name: substrate.read_config(stack.config_path(name)) for name in substrate.services}
-    conf = stack.data_dir / "redis" / "redis.conf"
-    lines = conf.read_text().splitlines() if conf.exists() else []
-    values = dict(line.split(" ", 1) for line in lines if line.startswith("maxmemory") and " " in line)
-    found["redis"] = {"maxmemory": values.get("maxmemory", ""), "maxmemoryPolicy": values.get("maxmemory-policy", "")}
+    found = {name: substrate.read_config(stack.config_path(name)) for name in (*substrate.services, "redis")}
     return {name: {k: str(v) for k, v in sorted(data.items())} for name, data in sorted(found.items())}
 
 

@@ -273,6 +273,7 @@ class Guard:
 class Protect:
     targets: tuple[Call, ...]
     span: Span
+    at: tuple[Name, ...] = ()  # the records a queue's protection is judged at; () for soak_end
 
 
 @dataclass(frozen=True)

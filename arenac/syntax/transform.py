@@ -313,7 +313,8 @@ class ToAst(GuardRules, Transformer[Token, Any]):  # the rule a parse starts fro
 
     @v_args(meta=True)
     def protect(self, meta: Meta, children: list[Any]) -> ast.Protect:
-        return ast.Protect(tuple(children), self._span(meta))
+        *calls, at = children  # `[held_at]` is None when the line has no `at`
+        return ast.Protect(tuple(calls), self._span(meta), at or ())
 
     @v_args(meta=True)
     def invariant(self, meta: Meta, children: list[Any]) -> ast.Invariant:

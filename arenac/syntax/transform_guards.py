@@ -25,7 +25,8 @@ class GuardRules:
         condition, at = children
         return ast.Guard(condition, self._span(meta), at or ())
 
-    def guard_at(self, children: list[Token]) -> tuple[ast.Name, ...]:
+    def held_at(self, children: list[Token]) -> tuple[ast.Name, ...]:
+        """`at a, b` after a guard or a protect line: the names, checked where they are lowered."""
         return tuple(self._name(token) for token in children)
 
     @v_args(meta=True)

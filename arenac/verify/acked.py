@@ -16,6 +16,13 @@ Contract:
   PostgreSQL or in the Redis queue) or delivered (its id in the inbox of every member of its channel
   but its author; an inbox at its cap excuses an event whose seq is at or below the inbox's floor,
   as spine trims the oldest entries). Otherwise it was dropped, and the check fails.
+- `protect queue(fanout) at ...` is judged so at each record it names: `soak_end` (the default)
+  reads acked_soak_end.json; `after_restart` reads acked_after_restart.json, taken at the end of the
+  restart challenge's re-check, and judges every send answered before that record's in-flight margin,
+  those of the soak included. A send dropped there is also placed by where the soak-end record saw
+  it (`lost_queued`: parked or in the queue then, so lost in the restart; `lost_delivered`: in every
+  recipient's inbox then; `lost_later`: sent after it), so that a Redis that kept nothing across the
+  restart reads as such.
 - The record (or a part of it) that the check needs and the runner did not write is its omission
   (EvidenceError); a part recorded as {"error": ...} (the substrate refused to be read at soak end)
   fails the check: what cannot be seen cannot be shown intact.
@@ -42,11 +49,17 @@ IN_FLIGHT_REAL_S = 5.0
 SHOWN = 10  # ids listed in a detail
 
 
+# the record of each label a queue's protection may be judged at (model/gates.py QUEUE_RECORDS)
+RECORD_FILES = {"soak_end": "acked_soak_end.json", "after_restart": "acked_after_restart.json"}
+
+
 @dataclass
 class AckedWrites:
-    """The acknowledged writes of a run and the soak-end record, read once."""
+    """The acknowledged writes of a run and one record of what became of them (the soak-end one
+    unless `record_file` names another), read once."""
 
     evidence: Evidence
+    record_file: str = RECORD_FILES["soak_end"]
 
     @cached_property
     def writes(self) -> list[AckedWrite]:
@@ -73,13 +86,12 @@ class AckedWrites:
 
     @cached_property
     def record(self) -> AckedSoakEnd:
-        return read_model(self.evidence.directory / "acked_soak_end.json", AckedSoakEnd,
-                          "evidence/acked_soak_end.json")
+        return read_model(self.evidence.directory / self.record_file, AckedSoakEnd, f"evidence/{self.record_file}")
 
     def part(self, name: str) -> MessagesAtSoakEnd | FanoutAtSoakEnd | PartUnreadable:
         part: MessagesAtSoakEnd | FanoutAtSoakEnd | PartUnreadable | None = getattr(self.record, name)
         if part is None:
-            raise EvidenceError(f"evidence/acked_soak_end.json: no {name}")
+            raise EvidenceError(f"evidence/{self.record_file}: no {name}")
         return part
 
     def judged(self, table: str, margin_real_s: float = MARGIN_REAL_S) -> tuple[list[AckedWrite], int]:
@@ -125,52 +137,108 @@ def table_writes_intact(acked: AckedWrites, table: str) -> tuple[bool, dict[str,
     return False, observed, f"of {len(newer)} acknowledged writes after the baseline, " + ", ".join(parts)
 
 
+_WHEN = {"soak_end": "at soak end", "after_restart": "after the restart"}
+
+
 def protect_queue(check: ProtectQueue, evidence: Evidence) -> Check:
-    text = "protect " + ", ".join(f"queue({q})" for q in check.queues)
-    acked = AckedWrites(evidence)
+    """Every queue of CHECK judged at every record it names (model/gates.py `ProtectQueue.records`);
+    `observed` is keyed by queue and, when judged at more than soak end, by record too."""
+    queues = ", ".join(f"queue({q})" for q in check.queues)
+    text = f"protect {queues}" + (f" at {', '.join(check.at)}" if check.at else "")
+    records = check.records
     observed: dict[str, object] = {}
     details, passed = [], True
-    for queue in check.queues:
-        ok, record, detail = _queue_intact(acked, queue)
-        observed[f"queue({queue})"] = record
-        details.append(detail)
-        passed = passed and ok
-    return Check(kind="protect_queue", text=text, passed=passed, observed=observed,
-                 threshold="every acknowledged send queued or delivered at soak end", detail="; ".join(details))
+    for label in records:
+        acked = AckedWrites(evidence, RECORD_FILES[label])
+        before = AckedWrites(evidence) if label != "soak_end" else None  # where each send was before it
+        for queue in check.queues:
+            ok, record, detail = _queue_intact(acked, queue, _WHEN[label], before)
+            observed[f"queue({queue})" if records == ("soak_end",) else f"queue({queue}) {label}"] = record
+            details.append(detail)
+            passed = passed and ok
+    threshold = "every acknowledged send queued or delivered " + " and ".join(_WHEN[label] for label in records)
+    return Check(kind="protect_queue", text=text, passed=passed, observed=observed, threshold=threshold,
+                 detail="; ".join(details))
 
 
-def _queue_intact(acked: AckedWrites, queue: str) -> tuple[bool, dict[str, object], str]:
+def _queue_intact(acked: AckedWrites, queue: str, when: str = "at soak end",
+                  before: AckedWrites | None = None) -> tuple[bool, dict[str, object], str]:
+    """(passed, observed, detail) of one queue at ACKED's record; BEFORE, an earlier record (the
+    soak end's), places each dropped send by where that record saw it."""
     if queue != "fanout":  # pragma: no cover (spine's one queue; the descriptor lists no other)
         raise EvidenceError(f"the verifier does not know how to follow queue {queue!r}")
     judged, late = acked.judged("messages", IN_FLIGHT_REAL_S)
     if not judged:
-        return True, {"judged": 0, "after_record": late}, "queue(fanout): no acknowledged send to judge"
+        return True, {"judged": 0, "after_record": late}, f"queue(fanout) {when}: no acknowledged send to judge"
     part = acked.part("fanout")
     if isinstance(part, PartUnreadable):
         return False, {"judged": len(judged), "error": part.error}, \
-            f"queue(fanout): {len(judged)} acknowledged sends could not be followed at soak end: {part.error}"
+            f"queue(fanout): {len(judged)} acknowledged sends could not be followed {when}: {part.error}"
     if not isinstance(part, FanoutAtSoakEnd):  # pragma: no cover (the record's one queue)
-        raise EvidenceError("evidence/acked_soak_end.json: fanout is not a queue's record")
-    queued = set(part.pending) | set(part.queued)
-    inboxes = {channel: {user: (set(box.ids), box.floor) for user, box in users.items()}
-               for channel, users in part.inboxes.items()}
+        raise EvidenceError(f"evidence/{acked.record_file}: fanout is not a queue's record")
+    where = _Places(part)
     still_queued, delivered, dropped = 0, 0, []
     for write in judged:
-        if write.id in queued:
+        place = where.of(write)
+        if place == "queued":
             still_queued += 1
-            continue
-        recipients = [user for user in part.members.get(write.channel, ()) if user != write.author]
-        boxes = inboxes.get(write.channel, {})
-        if all(_in_inbox(boxes.get(user), write.id, write.seq) for user in recipients):
+        elif place == "delivered":
             delivered += 1
         else:
-            dropped.append(write.id)
-    observed = {"judged": len(judged), "after_record": late, "queued": still_queued, "delivered": delivered,
-                "dropped": sorted(dropped)}
-    summary = f"queue(fanout): of {len(judged)} acknowledged sends, {delivered} delivered, {still_queued} still queued"
-    if dropped:
-        return False, observed, summary + f", {len(dropped)} dropped (ids {_ids(dropped)})"
-    return True, observed, summary + ", none dropped"
+            dropped.append(write)
+    observed: dict[str, object] = {"judged": len(judged), "after_record": late, "queued": still_queued,
+                                   "delivered": delivered, "dropped": sorted(w.id for w in dropped)}
+    summary = (f"queue(fanout) {when}: of {len(judged)} acknowledged sends, {delivered} delivered, "
+               f"{still_queued} still queued")
+    if not dropped:
+        return True, observed, summary + ", none dropped"
+    summary += f", {len(dropped)} dropped (ids {_ids([w.id for w in dropped])})"
+    if before is not None:
+        lost = _placed_before(before, dropped)
+        observed.update(lost)
+        summary += (f": {len(lost['lost_queued'])} were queued at soak end, {len(lost['lost_delivered'])} "
+                    f"delivered then, {len(lost['dropped_before'])} already dropped, "
+                    f"{len(lost['lost_later'])} sent after it")
+    return False, observed, summary
+
+
+class _Places:
+    """Where one fan-out record saw each send's event: "queued" (parked or in the queue),
+    "delivered" (in the inbox of every member of its channel but its author), or "dropped"."""
+
+    def __init__(self, part: FanoutAtSoakEnd):
+        self.part = part
+        self.queued = set(part.pending) | set(part.queued)
+        self.inboxes = {channel: {user: (set(box.ids), box.floor) for user, box in users.items()}
+                        for channel, users in part.inboxes.items()}
+
+    def of(self, write: AckedWrite) -> str:
+        if write.id in self.queued:
+            return "queued"
+        recipients = [user for user in self.part.members.get(write.channel, ()) if user != write.author]
+        boxes = self.inboxes.get(write.channel, {})
+        if all(_in_inbox(boxes.get(user), write.id, write.seq) for user in recipients):
+            return "delivered"
+        return "dropped"
+
+
+_LOST = {"queued": "lost_queued", "delivered": "lost_delivered", "dropped": "dropped_before", "later": "lost_later"}
+
+
+def _placed_before(before: AckedWrites, dropped: list[AckedWrite]) -> dict[str, list[int]]:
+    """The dropped sends by where the earlier record saw them: queued or delivered there, or
+    `dropped_before` (judged there, and nowhere); one it neither saw nor judged (answered in its
+    last seconds or after it, or a record that could not be read) is `lost_later`."""
+    placed: dict[str, list[int]] = {key: [] for key in _LOST.values()}
+    part = before.part("fanout")
+    judged = {w.id for w in before.judged("messages", IN_FLIGHT_REAL_S)[0]}
+    where = _Places(part) if isinstance(part, FanoutAtSoakEnd) else None
+    for write in dropped:
+        place = where.of(write) if where is not None else "later"
+        if place == "dropped" and write.id not in judged:
+            place = "later"
+        placed[_LOST[place]].append(write.id)
+    return {key: sorted(ids) for key, ids in placed.items()}
 
 
 def _in_inbox(inbox: tuple[set[int], int | None] | None, id_: int, seq: int) -> bool:

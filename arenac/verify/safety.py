@@ -20,7 +20,8 @@ Contract:
   sequence(s): nothing lost and nothing broken (rows and groups do not shrink,
   duplicates and gaps do not grow: traffic appends rows); config/release: no covered
   item changed. protect queue(fanout) (`ProtectQueue`): every acknowledged send's event is
-  still queued or was delivered at soak end (arenac/verify/acked.py).
+  still queued or was delivered at soak end, or at each record its `at` names (`after_restart`:
+  when the restart challenge's re-check ends; arenac/verify/acked.py).
 - invariant sequence(s) dense unique: at soak_end, gaps == 0 (dense), duplicates == 0 (unique).
 - An item the gates need and the baseline snapshot (or the challenge record) lacks is
   the runner's omission: EvidenceError. An item that disappears later is a failure.

@@ -243,6 +243,41 @@ def test_protect_queue_lowers_to_its_own_check_and_a_mixed_line_to_two():
     assert [str(t) for t in safety[3].targets] == ["table(messages)"]
 
 
+def test_protect_queue_at_names_the_records_it_is_judged_at():
+    across = spec().replace("    protect table(messages)\n",
+                            "    protect queue(fanout) at after_restart, soak_end, after_restart\n")
+    across = across.replace("survives restart(message)", "survives restart(message, redis)")
+    compiled = compile_text(across)
+    (check,) = [c for c in compiled.tasks[0].lowered.spec.gates.safety if c.kind == "protect_queue"]
+    assert check.at == ("after_restart", "soak_end") and check.records == ("soak_end", "after_restart")
+    # spine's healthy Redis keeps nothing across a restart: the healthy control could not pass (E0530)
+    (warning,) = [w for w in compiled.tasks[0].warnings if w.code == "E0530"]
+    assert warning.severity == "warning" and "appendonly: 'no'" in warning.message
+    plain = compile_text(spec().replace("protect table(messages)", "protect queue(fanout)"))
+    (check,) = [c for c in plain.tasks[0].lowered.spec.gates.safety if c.kind == "protect_queue"]
+    assert check.at is None and check.records == ("soak_end",)
+    assert not [w for w in plain.tasks[0].warnings if w.code == "E0530"]
+
+
+@pytest.mark.parametrize("statement, restart, code, message", [
+    ("protect queue(fanout) at after_restart", "survives restart(message)", "E0529",
+     "a queue protected `at after_restart`, but `survives restart(message)` does not restart redis"),
+    ("protect queue(fanout) at after_restart", "", "E0529",
+     "a queue protected `at after_restart` in a task without a restart challenge: no run restarts redis"),
+    ("protect queue(fanout) at declaration", "survives restart(message, redis)", "E0213",
+     "a queue's protection cannot be judged at 'declaration'"),
+    ("protect table(messages), queue(fanout) at after_restart", "survives restart(message, redis)", "E0213",
+     "only a queue's protection is judged `at` a record"),
+])
+def test_protect_queue_at_mistakes(statement, restart, code, message):
+    text = spec().replace("protect table(messages)", statement).replace("survives restart(message)", restart)
+    with pytest.raises(DiagnosticError) as raised:
+        compile_text(text)
+    (found,) = raised.value.diagnostics
+    assert found.code == code and found.message.startswith(message) and found.hint
+    assert spanned(text, found.span) in ("after_restart", "declaration")
+
+
 @pytest.mark.parametrize("statement, code, message", [
     ("protect queue(fanuot)", "E0203", "unknown queue 'fanuot'"),
     ("protect queue()", "E0206", "queue(...) needs a name"),

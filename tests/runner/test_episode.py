@@ -53,6 +53,9 @@ def test_oracle_passes_and_records_everything(bundle, tmp_path):
     for expected in ("provisioned", "manifested", "agent_started", "agent_frozen", "soak", "graded"):
         assert expected in events
     assert json.loads((run / "evidence" / "boundary.json").read_text())["declared"] is True
+    # the acknowledged writes, recorded at soak end and again when the restart's re-check ended
+    for record in ("acked_soak_end.json", "acked_after_restart.json"):
+        assert json.loads((run / "evidence" / record).read_text())["fanout"]["queue"] == "spine:fanout"
     assert json.loads((run / "reward.json").read_text()) == {"outcome": True, "reward": 1, "safe_repair": True}
     _no_leftovers(before)
 

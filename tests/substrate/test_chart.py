@@ -104,11 +104,13 @@ def test_postgres_and_redis_follow_the_values() -> None:
     assert "idle_in_transaction_session_timeout=5s" in pg["args"]
     init = objects[("ConfigMap", "spine-postgres-config")]["data"]
     assert "CREATE TABLE messages" in init["30-schema.sql"] and "INSERT INTO messages" in init["40-seed.sql"]
-    assert objects[("ConfigMap", "spine-redis-config")]["data"] == {"maxmemory": "2mb",
-                                                                    "maxmemoryPolicy": "allkeys-lru"}
+    assert objects[("ConfigMap", "spine-redis-config")]["data"] == {
+        "maxmemory": "2mb", "maxmemoryPolicy": "allkeys-lru", "appendonly": "no", "appendfsync": "everysec"}
     redis = objects[("Deployment", "spine-redis")]["spec"]["template"]["spec"]["containers"][0]
     assert redis["image"] == "redis:7.2"
-    assert {e["valueFrom"]["configMapKeyRef"]["key"] for e in redis["env"]} == {"maxmemory", "maxmemoryPolicy"}
+    for key in ("maxmemory", "maxmemoryPolicy", "appendonly", "appendfsync"):  # read from the mounted ConfigMap
+        assert f"$(cat /etc/redis-config/{key})" in redis["args"][0]
+    assert ("Deployment", "spine-redis") in objects and ("PersistentVolumeClaim", "spine-redis-data") not in objects
     acl = objects[("Secret", "spine-credentials")]["stringData"]["users.acl"]
     assert f"~spine:* -@all {FANOUT_COMMANDS}" in acl  # the same rights as the local Redis
     assert "user agent on >" in acl and f" ~* &* {AGENT_COMMANDS}\n" in acl
@@ -182,3 +184,20 @@ def test_every_value_is_used() -> None:
 
 def test_rendering_is_deterministic() -> None:
     assert render() == render()
+
+
+def test_redis_persists_and_takes_acl_rules_from_the_values() -> None:
+    """appendonly "yes" puts the append-only file on a claim a new pod finds; `acl` rules land in the
+    ConfigMap as acl-USER, which the container appends to that user's line at start."""
+    objects = by_name(render({"redis": {"appendonly": "yes", "acl": {"fanout": "-@list"}}}))
+    data = objects[("ConfigMap", "spine-redis-config")]["data"]
+    assert data["appendonly"] == "yes" and data["acl-fanout"] == "-@list"
+    deployment = objects[("Deployment", "spine-redis")]["spec"]
+    volumes = {v["name"]: v for v in deployment["template"]["spec"]["volumes"]}
+    assert volumes["data"]["persistentVolumeClaim"]["claimName"] == "spine-redis-data"
+    assert ("PersistentVolumeClaim", "spine-redis-data") in objects and deployment["strategy"]["type"] == "Recreate"
+    args = deployment["template"]["spec"]["containers"][0]["args"][0]
+    assert '"/etc/redis-config/acl-" $2' in args and "--aclfile /run/redis-acl/users.acl" in args
+    healthy = by_name(render())
+    assert healthy[("Deployment", "spine-redis")]["spec"]["template"]["metadata"]["annotations"] != \
+        deployment["template"]["metadata"]["annotations"]  # a changed ConfigMap rolls the pod

@@ -76,7 +76,7 @@ def test_the_runners_snapshot_reads_a_second_substrates_config_files(toy, tmp_pa
     stack = toy.provision(tmp_path / "toy", tmp_path, 1.0, healthy=True)
     stack.config_path("web").write_text("A=1\n")
     stack.config_path("worker").write_text("B=2\nC=x=y\n")
-    assert configmaps(stack) == {"redis": {"maxmemory": "", "maxmemoryPolicy": ""}, "web": {"A": "1"},
+    assert configmaps(stack) == {"redis": {}, "web": {"A": "1"},
                                  "worker": {"B": "2", "C": "x=y"}}
 
 

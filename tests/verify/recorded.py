@@ -84,22 +84,28 @@ def healthy_acks() -> list[dict[str, Any]]:
     return acks
 
 
-def healthy_acked_record(acks: list[dict[str, Any]], queued: int = 2) -> dict[str, Any]:
-    """The soak-end record of a run that lost nothing: every write present, the last `queued`
-    settled events and those in flight still in the Redis queue, the others in every recipient's inbox."""
+ACK_AFTER_RESTART_T = 300.5  # the record taken at the end of the restart challenge's re-check
+
+
+def healthy_acked_record(acks: list[dict[str, Any]], queued: int = 2, t: float = ACK_RECORD_T,
+                         kept_from: float = 0.0) -> dict[str, Any]:
+    """The record at `t` of a run that lost nothing: every write present, the last `queued`
+    settled events and those in flight still in the Redis queue, the others in every recipient's
+    inbox. `kept_from`: a Redis that started empty then (a restart without persistence) holds only
+    the events of sends answered since; the others are in no inbox and no queue."""
     from arenac.verify.acked import IN_FLIGHT_REAL_S
 
-    judged = [a for a in acks if a["t"] < ACK_RECORD_T]
+    judged = [a for a in acks if a["t"] < t]
     rows = {str(a["id"]): a["digest"] for a in judged if a["id"] > AFTER_ID}
     # the events of the last seconds before the record are in flight (still queued here, not judged)
-    settled = [a for a in judged if a["t"] <= ACK_RECORD_T - IN_FLIGHT_REAL_S]
-    in_flight = [a["id"] for a in judged if a["t"] > ACK_RECORD_T - IN_FLIGHT_REAL_S]
-    delivered = settled[:len(settled) - queued]
-    queue = [a["id"] for a in settled[len(settled) - queued:]] + in_flight
+    settled = [a for a in judged if a["t"] <= t - IN_FLIGHT_REAL_S]
+    in_flight = [a["id"] for a in judged if a["t"] > t - IN_FLIGHT_REAL_S]
+    delivered = [a for a in settled[:len(settled) - queued] if a["t"] >= kept_from]
+    queue = [a["id"] for a in settled[len(settled) - queued:] if a["t"] >= kept_from] + in_flight
     inboxes = {channel: {user: {"ids": sorted(a["id"] for a in delivered if a["channel"] == channel
                                               and a["author"] != user), "floor": None} for user in users}
                for channel, users in MEMBERS.items()}
-    return {"t": ACK_RECORD_T, "messages": {"after_id": AFTER_ID, "rows": rows},
+    return {"t": t, "messages": {"after_id": AFTER_ID, "rows": rows},
             "fanout": {"queue": "spine:fanout", "pending": [], "queued": queue, "members": MEMBERS,
                        "inbox_cap": 500, "inboxes": inboxes}}
 
@@ -165,6 +171,8 @@ class RecordedRun:
         self.acks: list[dict[str, Any]] = healthy_acks()
         self.harness_acks: list[dict[str, Any]] | None = None  # None: no harness_acks.jsonl
         self.acked_record: dict[str, Any] | None = healthy_acked_record(self.acks)  # None: not written
+        # acked_after_restart.json: a Redis that kept everything across the restart; None: not written
+        self.acked_after_restart: dict[str, Any] | None = healthy_acked_record(self.acks, t=ACK_AFTER_RESTART_T)
 
     # ---- editing -------------------------------------------------------------------
     def phase_at(self, t: float) -> str:
@@ -217,6 +225,8 @@ class RecordedRun:
             files["harness_changes.json"] = {"changes": self.harness_changes}
         if self.acked_record is not None:
             files["acked_soak_end.json"] = self.acked_record
+        if self.acked_after_restart is not None:
+            files["acked_after_restart.json"] = self.acked_after_restart
         for name, data in files.items():
             (evidence / name).write_text(json.dumps(data, sort_keys=True, indent=1) + "\n")
         lines = {"acks.jsonl": self.acks, "harness_acks.jsonl": self.harness_acks}

@@ -11,7 +11,7 @@ from arenac.runner.acked import record_acked_state
 from arenac.substrate.spine.driver import DRIVER
 from arenac.verify import EvidenceError
 from arenac.verify.acked import IN_FLIGHT_REAL_S
-from verify.recorded import AFTER_ID, RecordedRun, target
+from verify.recorded import ACK_AFTER_RESTART_T, AFTER_ID, RecordedRun, healthy_acked_record, target
 
 
 @pytest.fixture
@@ -184,6 +184,90 @@ def test_a_fanout_record_the_substrate_refused_fails(run):
     run.acked_record["fanout"] = {"error": "ConnectionError: redis"}
     check = check_of(run, FANOUT)
     assert not check.passed and "could not be followed" in check.detail
+
+
+# ---- protect queue(fanout) at after_restart ---------------------------------------------------------
+ACROSS = ProtectQueue(queues=("fanout",), at=("soak_end", "after_restart"))
+RESTART_T = 262.0  # the recorded run's restart challenge
+
+
+def _redis_kept_nothing(run: RecordedRun) -> None:
+    """The record after a restart of a Redis without persistence (appendonly no): the queue and the
+    inboxes started empty at the restart, so only the events of later sends are anywhere."""
+    run.acked_after_restart = healthy_acked_record(run.acks, t=ACK_AFTER_RESTART_T, kept_from=RESTART_T)
+
+
+def test_a_queue_that_outlives_the_restart_passes_at_both_records(run):
+    check = check_of(run, ACROSS)
+    assert check.passed, check.detail
+    assert check.text == "protect queue(fanout) at soak_end, after_restart"
+    assert set(check.observed) == {"queue(fanout) soak_end", "queue(fanout) after_restart"}
+    after = check.observed["queue(fanout) after_restart"]
+    assert after["dropped"] == [] and after["judged"] == len(run.acks)  # the soak's sends and the re-check's
+    assert "after the restart: of" in check.detail and check.threshold.endswith("at soak end and after the restart")
+
+
+def test_a_queue_lost_in_the_restart_fails_and_says_where_each_event_was(run):
+    _redis_kept_nothing(run)
+    check = check_of(run, ACROSS)
+    assert not check.passed
+    assert check.observed["queue(fanout) soak_end"]["dropped"] == []  # nothing the agent could be blamed for
+    after = check.observed["queue(fanout) after_restart"]
+    queued_then = set(run.acked_record["fanout"]["queued"])
+    before_restart = {a["id"] for a in run.acks if a["t"] < RESTART_T}
+    assert set(after["dropped"]) == before_restart
+    assert set(after["lost_queued"]) == queued_then and queued_then  # queued at the restart: lost with Redis
+    assert set(after["lost_delivered"]) == before_restart - queued_then
+    assert after["dropped_before"] == [] and after["lost_later"] == []
+    assert f"{len(queued_then)} were queued at soak end" in check.detail
+
+
+def test_the_default_judges_the_soak_end_only_so_a_restart_without_persistence_passes(run):
+    _redis_kept_nothing(run)
+    assert check_of(run, FANOUT).passed  # the restart's loss is the challenge's, not the agent's
+    run.acked_after_restart = None  # and needs no record of it
+    assert check_of(run, FANOUT).passed
+
+
+def test_judged_after_the_restart_only(run):
+    only = ProtectQueue(queues=("fanout",), at=("after_restart",))
+    check = check_of(run, only)
+    assert check.passed and set(check.observed) == {"queue(fanout) after_restart"}
+    # a send already dropped at soak end is dropped after the restart too, and said to be
+    write = next(a for a in run.acks if a["channel"] == "general" and a["t"] < 200)
+    recipient = next(u for u in ("ada", "alan", "barbara") if u != write["author"])
+    for record in (run.acked_record, run.acked_after_restart):
+        record["fanout"]["inboxes"]["general"][recipient]["ids"].remove(write["id"])
+    check = check_of(run, only)
+    assert not check.passed and check.observed["queue(fanout) after_restart"]["dropped_before"] == [write["id"]]
+
+
+def test_a_send_of_the_re_check_window_is_judged_after_the_restart(run):
+    late = next(a for a in run.acks if RESTART_T < a["t"] < ACK_AFTER_RESTART_T - IN_FLIGHT_REAL_S)
+    for box in run.acked_after_restart["fanout"]["inboxes"][late["channel"]].values():
+        if late["id"] in box["ids"]:
+            box["ids"].remove(late["id"])
+    check = check_of(run, ACROSS)
+    after = check.observed["queue(fanout) after_restart"]
+    assert not check.passed and after["dropped"] == [late["id"]] and after["lost_later"] == [late["id"]]
+
+
+def test_an_after_restart_record_the_runner_did_not_write_is_unreadable_evidence(run):
+    run.acked_after_restart, run.safety = None, [ACROSS]
+    with pytest.raises(EvidenceError, match=r"acked_after_restart\.json: missing"):
+        run.grade()
+
+
+def test_an_after_restart_record_the_substrate_refused_fails(run):
+    run.acked_after_restart["fanout"] = {"error": "ConnectionError: redis"}
+    check = check_of(run, ACROSS)
+    assert not check.passed and "could not be followed after the restart" in check.detail
+
+
+def test_a_protection_without_at_serialises_as_before():
+    """gates.json (and so the variant id) of every spec without `at` is unchanged."""
+    assert FANOUT.model_dump(mode="json") == {"kind": "protect_queue", "queues": ["fanout"]}
+    assert ACROSS.model_dump(mode="json")["at"] == ["soak_end", "after_restart"]
 
 
 # ---- the writer and the runner's record -------------------------------------------------------------

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 from arenac.k8s.helm import render_chart
-from arenac.substrate.spine.spec import SpineSpec
+from arenac.substrate.spine.spec import ACL_KEY_PREFIX, SpineSpec
 
 _NOT_KNOBS = ("RELEASE", "TIME_SCALE")
 _SETTING = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -27,8 +27,7 @@ def spine_spec(bundle_dir: Path, time_scale: float, healthy: bool = False) -> Sp
             component = name[len("spine-"):-len("-config")]
             data = obj.get("data") or {}
             if component == "redis":
-                values["redis"] = {"maxmemory": data["maxmemory"], "maxmemoryPolicy": data["maxmemory-policy"]
-                                   if "maxmemory-policy" in data else data.get("maxmemoryPolicy", "noeviction")}
+                values["redis"] = redis_values(data)
             elif component == "postgres":
                 # the ConfigMap also carries init scripts; settings are the bare parameter names
                 values["postgres"] = {"settings": {k: v for k, v in data.items() if _SETTING.match(k)}}
@@ -44,3 +43,14 @@ def spine_spec(bundle_dir: Path, time_scale: float, healthy: bool = False) -> Sp
             service["release"] = container["image"].rsplit(":", 1)[1]
             service["replicas"] = obj["spec"].get("replicas", 1)
     return SpineSpec.from_values(values)
+
+
+def redis_values(data: dict[str, str]) -> dict[str, object]:
+    """The chart's `redis` values back from its ConfigMap's data (what the container reads at start)."""
+    values: dict[str, object] = {
+        "maxmemory": data["maxmemory"],
+        "maxmemoryPolicy": data.get("maxmemory-policy", data.get("maxmemoryPolicy", "noeviction")),
+        "acl": {key.removeprefix(ACL_KEY_PREFIX): rules for key, rules in data.items()
+                if key.startswith(ACL_KEY_PREFIX)}}
+    values.update({key: data[key] for key in ("appendonly", "appendfsync") if key in data})
+    return values

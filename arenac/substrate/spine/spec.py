@@ -2,14 +2,16 @@
 
 Contract: `SpineSpec` mirrors library/substrates/spine/chart/values.yaml path for path
 (`timeScale`, `services.<name>.{replicas, release, config}`, `postgres.settings`,
-`redis.{maxmemory, maxmemoryPolicy}`, `credentials.seed`), so an overlay the compiler writes for the chart applies to
-the local stack unchanged: `SpineSpec.from_values(overlay)` merges it onto the healthy defaults.
+`redis.{maxmemory, maxmemoryPolicy, appendonly, appendfsync, acl}`, `credentials.seed`), so an
+overlay the compiler writes for the chart applies to the local stack unchanged:
+`SpineSpec.from_values(overlay)` merges it onto the healthy defaults.
 `SpineSpec().to_values()` is exactly the chart's default values (tests check it).
 `with_sets(["message.DB_POOL_SIZE=4", ...])` applies the CLI's --set assignments.
 Every way of building a spec (`from_values`, `with_sets`, `with_release`) raises `SpecError` for
 an invalid one: a ValueError whose `problems` are one readable line per distinct problem (the path
 and what is wrong, never pydantic's raw report). Redis values are checked here (`maxmemory` a
-Redis size such as 256mb, `maxmemoryPolicy` one of Redis' policies); PostgreSQL settings need the
+Redis size such as 256mb, `maxmemoryPolicy` one of Redis' policies, `appendonly` yes or no,
+`appendfsync` always, everysec or no, `acl` extra rules per ACL user); PostgreSQL settings need the
 server binary and are checked by `postgres.check_settings` before a stack starts.
 """
 
@@ -27,6 +29,12 @@ from spine_services.releases import release
 
 # what redis-server accepts for maxmemory (bytes, or k/kb/m/mb/g/gb; case-insensitive; 0 = no limit)
 REDIS_SIZE = re.compile(r"^[0-9]+(b|k|kb|m|mb|g|gb)?$", re.IGNORECASE)
+REDIS_FSYNC = ("always", "everysec", "no")
+# the ACL users of spine's Redis (redis_local.REDIS_USERS, which imports the server's wheel)
+REDIS_USERS = ("default", "fanout", "harness", "agent")
+# the ConfigMap key that holds a user's extra ACL rules: acl-<user> (a `config(redis.KEY)` target
+# cannot hold a dot)
+ACL_KEY_PREFIX = "acl-"
 REDIS_POLICIES = ("noeviction", "allkeys-lru", "allkeys-lfu", "allkeys-random",
                   "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl")
 
@@ -77,6 +85,45 @@ class RedisSpec(_Model):
     image: str = "redis:7"
     maxmemory: str = "256mb"
     maxmemoryPolicy: str = "noeviction"
+    # "yes": an append-only file in Redis' directory keeps its data (the fan-out queue, the inboxes)
+    # across a restart of Redis; "no" (healthy, the default): a restart starts it empty
+    appendonly: str = "no"
+    appendfsync: str = "everysec"
+    # user -> ACL rules appended to that user's own at Redis' start (a config-layer ACL fault: a
+    # restart keeps it); none by default
+    acl: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("appendonly", mode="before")
+    @classmethod
+    def _yes_no(cls, value: object) -> str:
+        text = {True: "yes", False: "no"}.get(value, str(value)) if isinstance(value, bool) else str(value)
+        if text not in ("yes", "no"):
+            raise ValueError(f"expected yes or no, got {text!r}")
+        return text
+
+    @field_validator("appendfsync")
+    @classmethod
+    def _fsync(cls, value: str) -> str:
+        if value not in REDIS_FSYNC:
+            raise ValueError(f"expected one of {', '.join(REDIS_FSYNC)}, got {value!r}")
+        return value
+
+    @field_validator("acl")
+    @classmethod
+    def _acl_users(cls, value: dict[str, str]) -> dict[str, str]:
+        unknown = sorted(set(value) - set(REDIS_USERS))
+        if unknown:
+            raise ValueError(f"unknown Redis user(s) {', '.join(unknown)}; known: {', '.join(REDIS_USERS)}")
+        bad = [user for user, rules in value.items() if "\n" in rules or ">" in rules or "<" in rules]
+        if bad:
+            raise ValueError(f"the rules of {', '.join(bad)} may not set a password or span lines")
+        return value
+
+    def configmap(self) -> dict[str, str]:
+        """The ConfigMap spine-redis-config's data, as the chart writes it: what Redis reads at each start."""
+        return {"maxmemory": self.maxmemory, "maxmemoryPolicy": self.maxmemoryPolicy,
+                "appendonly": self.appendonly, "appendfsync": self.appendfsync,
+                **{ACL_KEY_PREFIX + user: rules for user, rules in sorted(self.acl.items())}}
 
     @field_validator("maxmemory", mode="before")
     @classmethod
@@ -177,9 +224,9 @@ class SpineSpec(_Model):
             if target == "timeScale" or (not scope and key == "TIME_SCALE"):
                 values["timeScale"] = value
             elif scope == "redis":
-                if key not in ("maxmemory", "maxmemoryPolicy"):
-                    raise SpecError([f"redis.{key}: unknown setting; "
-                                     "expected redis.maxmemory or redis.maxmemoryPolicy"])
+                if key not in ("maxmemory", "maxmemoryPolicy", "appendonly", "appendfsync"):
+                    raise SpecError([f"redis.{key}: unknown setting; expected redis.maxmemory, "
+                                     "redis.maxmemoryPolicy, redis.appendonly or redis.appendfsync"])
                 values["redis"][key] = value
             elif scope == "postgres":
                 values["postgres"]["settings"][key] = value

@@ -65,8 +65,8 @@ from arenac.substrate.procs import (
 from arenac.substrate.spine.driver import DRIVER
 from arenac.substrate.spine.endpoints import ComponentStatus, Endpoints, http_not_ready, probe
 from arenac.substrate.spine.postgres import ROLES, LocalPostgres, check_settings
-from arenac.substrate.spine.redis_local import REDIS_USERS, LocalRedis
-from arenac.substrate.spine.spec import SpecError, SpineSpec
+from arenac.substrate.spine.redis_local import LocalRedis
+from arenac.substrate.spine.spec import REDIS_USERS, SpecError, SpineSpec
 from spine_services.keys import SERVICES
 
 __all__ = [
@@ -191,8 +191,7 @@ class SpineStack:
         keys = _Secrets.load_or_create(self.data_dir / "secrets.json")
         self._postgres = LocalPostgres(self.data_dir / "postgres", free_port(), keys.postgres,
                                        dict(self.spec.postgres.settings))
-        self._redis = LocalRedis(self.data_dir / "redis", free_port(), keys.redis)
-        self._redis.write_conf(self.spec.redis.maxmemory, self.spec.redis.maxmemoryPolicy)
+        self._redis = LocalRedis(self.data_dir / "redis", free_port(), keys.redis, self.config_path("redis"))
         passfile = self.data_dir / "pgpass"
         write_private(passfile, self._postgres.passfile_lines())
         # the services read the admin credential from this file (0600, the stack's user): never an
@@ -204,6 +203,9 @@ class SpineStack:
             path = self.config_path(name)
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(yaml.safe_dump(self.spec.service_file(name), default_flow_style=False, sort_keys=True))
+        # Redis's ConfigMap, which its every start reads (redis_local.py), as the services' files
+        self.config_path("redis").write_text(
+            yaml.safe_dump(self.spec.redis.configmap(), default_flow_style=False, sort_keys=True))
         self._env = env_with(self._wiring(keys, passfile))
 
         def cancelled() -> bool:
