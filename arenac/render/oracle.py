@@ -97,10 +97,28 @@ class _Command(ActionHandler[str]):
         raise TypeError(f"cannot render {action!r}")
 
 
+# The mark on a wait the fix cannot do without: a fault fires in the agent's window after it, and
+# repairing that fault sooner would be undone by its injection (validate.py's E0527). The adversarial
+# control `fix-now` strips every other wait and keeps these; its script (which cannot import arenac)
+# spells the same words, and a test holds the two together.
+ONSET_WAIT_MARK = "# until a fault fires in the agent's window"
+
+
+def _onset_waits(variant: Variant) -> set[int]:
+    """The indices of the oracle's fixed waits that come before the repair of a fault fired in the
+    agent's window (`after agent start + D`, run time, not a decoy): the waits E0527 counts."""
+    in_window = {f.name for f in variant.faults
+                 if f.onset.kind == "in_window" and f.layer == "runtime" and not f.decoy}
+    steps = variant.spec.oracle
+    last_repair = max((i for i, s in enumerate(steps) if s.kind == "repair" and s.target in in_window), default=-1)
+    return {i for i, s in enumerate(steps[:last_repair]) if s.kind == "wait_for"}
+
+
 def solve_script(variant: Variant, substrate: Substrate) -> str:
     faults = {f.name: f for f in variant.faults}
+    onset_waits = _onset_waits(variant)
     steps = []
-    for step in variant.spec.oracle:
+    for index, step in enumerate(variant.spec.oracle):
         if step.kind == "repair":
             assert step.target is not None  # lowering gives a repair its fault
             fault = faults[step.target]
@@ -112,8 +130,9 @@ def solve_script(variant: Variant, substrate: Substrate) -> str:
                           "commands": [_q("wait-until-healthy", "--timeout", format_seconds(step.duration_s))]})
         elif step.kind == "wait_for":
             assert step.duration_s is not None
+            sleep = _q("sleep", _seconds(step.duration_s))
             steps.append({"comment": f"wait {format_seconds(step.duration_s)}",
-                          "commands": [_q("sleep", _seconds(step.duration_s))]})
+                          "commands": [f"{sleep}  {ONSET_WAIT_MARK}" if index in onset_waits else sleep]})
         else:
             steps.append({"comment": "declare the repair complete", "commands": ["declare_repair_complete"]})
     return render_text("solve.sh.j2", task=variant.task, variant=variant.id, steps=steps)

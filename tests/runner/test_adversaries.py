@@ -15,7 +15,8 @@ import pytest
 from click.testing import CliRunner
 
 from arenac.cli import main
-from arenac.pipeline import compile_paths, write_bundles
+from arenac.pipeline import compile_paths, render_task, write_bundles
+from arenac.render.oracle import ONSET_WAIT_MARK
 from arenac.runner import adversaries
 from arenac.runner import qualify as qualification
 from arenac.runner.agents import AgentSpec
@@ -100,6 +101,44 @@ def test_fix_now_strips_every_wait(tmp_path):
     calls = (tmp_path / "calls").read_text().splitlines()
     assert calls == ["kubectl patch configmap x -p {}", "kubectl rollout restart deployment/x",
                      "declare_repair_complete", "declare_repair_complete"]
+
+
+def test_fix_now_keeps_the_waits_before_a_fault_in_the_agents_window(tmp_path):
+    """A wait the golden fix marks (a fault fires in the window after it) stays; the others go."""
+    (tmp_path / "solve.sh").write_text("#!/bin/sh\nset -eu\nkubectl patch configmap x -p '{}'\n"
+                                       f"sleep 2  {ONSET_WAIT_MARK}\nsleep 7\ndb-sql -c 'GRANT INSERT ON t TO r'\n"
+                                       "wait-until-healthy --timeout 1m\ndeclare_repair_complete\n")
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    for tool in ("kubectl", "wait-until-healthy", "declare_repair_complete", "sleep", "db-sql"):
+        (tools / tool).write_text(f"#!/bin/sh\necho {tool} \"$@\" >> {tmp_path}/calls\n")
+        (tools / tool).chmod(0o755)
+    done = subprocess.run(["/bin/sh", str(SCRIPTS / "fix-now.sh")], cwd=tmp_path, check=True, capture_output=True,
+                          text=True, env={"PATH": f"{tools}:/usr/bin:/bin"})
+    calls = (tmp_path / "calls").read_text().splitlines()
+    assert calls == ["kubectl patch configmap x -p {}", "sleep 2", "db-sql -c GRANT INSERT ON t TO r",
+                     "declare_repair_complete", "declare_repair_complete"]
+    assert "kept wait: sleep 2" in done.stdout and "removed wait: sleep 7" in done.stdout
+
+
+def test_the_golden_fix_marks_only_the_waits_before_an_in_window_fault():
+    """cleanup-in-window's oracle waits 90 s for the revoked grant (marked); a task whose faults all
+    fire before the handover has no marked wait, so fix-now strips all of them there."""
+    marked = [line for line in _solve("cleanup-in-window").splitlines() if ONSET_WAIT_MARK in line]
+    assert marked == [f"sleep 90  {ONSET_WAIT_MARK}"]
+    assert ONSET_WAIT_MARK not in _solve("revoked-grant")
+    assert ONSET_WAIT_MARK in (SCRIPTS / "fix-now.sh").read_text(encoding="utf-8")
+
+
+def _solve(task: str) -> str:
+    """The oracle/solve.sh of the task's first variant, rendered in memory."""
+    compilation = compile_paths([f"tasks/{task}.arena"])
+    (compiled,) = compilation.tasks
+    spec = compiled.lowered.spec
+    bundle = next(iter(render_task(compiled, compilation.library, compilation.sources[spec.source].text)))
+    solve = bundle.files["oracle/solve.sh"]
+    assert isinstance(solve, str)
+    return solve
 
 
 # ---- adversary:NAME agents ------------------------------------------------------------------
