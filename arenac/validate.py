@@ -34,8 +34,10 @@ from arenac.model.actions import (
     Target,
     ValuesAction,
     dispatch,
+    held,
+    injected_targets,
 )
-from arenac.model.gates import ChangesOnly, Guard, GuardExpr, NeverRestarted, Protect, SurvivesRestart
+from arenac.model.gates import ChangesOnly, FaultRemoved, Guard, GuardExpr, NeverRestarted, Protect, SurvivesRestart
 from arenac.model.guards import UNKNOWN, Reader, Reading, evaluate, targets_of
 from arenac.model.substrate import Substrate
 from arenac.model.task import ConcreteFault, PrunedCell, Variant, cell_words
@@ -114,6 +116,7 @@ def check_variant(lowered: LoweredTask, variant: Variant, errors: Collector) -> 
     _check_durability(lowered, variant, where, errors)
     _check_in_window(lowered, variant, where, errors)
     _check_never_restarted(lowered, variant, where, errors)
+    _check_fault_removed(lowered, variant, where, errors)
     _check_rbac(lowered, variant, where, errors)
     end_state = oracle_end_state(variant, lowered.substrate)
     for index, check in enumerate(safety):
@@ -195,6 +198,42 @@ def _check_never_restarted(lowered: LoweredTask, variant: Variant, where: str, e
                 errors.error("E0525", f"the oracle's repair of '{fault.name}' restarts {service}, which "
                              f"`never restarted` forbids{where}", spans.safety.get(index, spans.task),
                              "a repair that needs a rollout cannot pass it: drop the service or repair at run time")
+
+
+def _check_fault_removed(lowered: LoweredTask, variant: Variant, where: str, errors: Collector) -> None:
+    """E0531: `fault removed(F)` compares the state F's injection changed as the agent found it
+    (agent_start) with the state at soak end, so F must be a fault the oracle repairs (a decoy is
+    never the cause), injected before the agent starts (an in-window fault's injected state is in
+    no snapshot before the agent acts) and not again during the soak (a recurrence's state would be
+    judged as the agent's), and its injection at this layer must change something the snapshots
+    hold (a held lock or killed sessions leave nothing to compare). A periodic fault (`every`) is
+    refused as a recurring one is."""
+    spans = lowered.spans
+    repaired = {step.target for step in lowered.spec.oracle if step.kind == "repair"}
+    faults = {fault.name: fault for fault in variant.faults}
+    for index, check in enumerate(lowered.spec.gates.safety):
+        if not isinstance(check, FaultRemoved):
+            continue
+        span = spans.safety.get(index, spans.task)
+        for name in check.faults:
+            fault = faults[name]
+            if fault.decoy or name not in repaired:
+                why = "a decoy, never the cause" if fault.decoy else "a fault the oracle does not repair"
+                errors.error("E0531", f"`fault removed({name})`: '{name}' is {why}, so its mechanism is not "
+                             f"the agent's to remove{where}", span, "name the faults the oracle repairs")
+            elif fault.onset.kind == "in_window":
+                errors.error("E0531", f"`fault removed({name})`: '{name}' fires in the agent's window, so no snapshot "
+                             f"holds its injected state before the agent acts{where}", span,
+                             "judge it by its outcome, or fire it before the agent starts")
+            elif fault.recur_after_declare_s is not None or fault.onset.kind == "every":
+                again = "recurs during the soak" if fault.recur_after_declare_s is not None else "fires periodically"
+                errors.error("E0531", f"`fault removed({name})`: '{name}' {again}, so its state at soak end is "
+                             f"the harness's, not the agent's{where}", span,
+                             "drop the recurrence, or judge it with `survives retrigger`")
+            elif not held(injected_targets(fault.inject)):
+                errors.error("E0531", f"`fault removed({name})`: the injection of '{name}' at the {fault.layer} layer "
+                             f"changes nothing the state snapshots hold, so whether it was removed cannot be "
+                             f"told{where}", span, "judge it by its outcome, or `survives retrigger`")
 
 
 def _check_rbac(lowered: LoweredTask, variant: Variant, where: str, errors: Collector) -> None:

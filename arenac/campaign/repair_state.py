@@ -5,16 +5,16 @@ changes (full fix). docs/campaign.md, "Failure classes".
 Contract (both read only the evidence directory: gates.json's `repairs`, the faults the oracle
 repairs with the targets their injection and their repair change, written by the compiler; and
 the snapshots):
-- A target is *held* by the snapshots when its kind is one they record (`HELD_KINDS`: config,
-  event, release, db_setting, grant, role, membership, redis, sequence); a `session` (a killed
-  connection) or `table` target leaves no item a snapshot holds, and is not judged.
+- A target is *held* by the snapshots when its kind is one they record (model/actions.py
+  `HELD_KINDS`: config, event, release, db_setting, grant, role, membership, redis, sequence); a
+  `session` (a killed connection) or `table` target leaves no item a snapshot holds, and is not
+  judged.
 - `mechanism_present(evidence)`: the repaired faults whose injection is still in place at soak
-  end: a fault with at least one held injected target, every one of whose items (every snapshot
-  item the target covers, `Target.covers`, absent included) is at soak_end as it was at
-  agent_start (after the injection, before the agent). A config key is compared on its run-time
-  value (an edit only in the ConfigMap leaves the fault running). A fault with no held injected
-  target (a held lock) is never said to be present, nor is any in a run without an agent_start
-  snapshot (older runs: no state after the injection to compare with).
+  end: a fault with at least one held injected target, every one of whose items is at soak_end as
+  it was at agent_start (verify/mechanism.py `in_place`, which the safety check `fault removed`
+  shares). A fault with no held injected target (a held lock) is never said to be present, nor is
+  any in a run without an agent_start snapshot (older runs: no state after the injection to
+  compare with).
 - `full_fix(evidence)`: True when every held target of the oracle's repair *covers* one of the
   agent's changes, False when one does not, None when it cannot be said: the gates hold no
   `repairs` (a bundle compiled before them), or the oracle's repair changes no held target. The
@@ -29,25 +29,17 @@ the snapshots):
 
 from __future__ import annotations
 
-from typing import Final
-
-from arenac.model.actions import Target
-from arenac.model.evidence import OracleRepair, Snapshot
+from arenac.model.actions import held
+from arenac.model.evidence import OracleRepair
 from arenac.verify.evidence import Evidence
 from arenac.verify.grade import read_gates
-from arenac.verify.scope import ABSENT, Held, Item, agent_changes, differs, snapshot_items
-
-HELD_KINDS: Final = frozenset({"config", "event", "release", "db_setting", "grant", "role", "membership", "redis",
-                               "sequence"})
+from arenac.verify.mechanism import in_place
+from arenac.verify.scope import agent_changes
 
 
 def oracle_repairs(evidence: Evidence) -> tuple[OracleRepair, ...] | None:
     """gates.json's record of the oracle's repairs; None for a bundle compiled before it."""
     return read_gates(evidence.directory / "gates.json").repairs
-
-
-def held(targets: tuple[Target, ...]) -> tuple[Target, ...]:
-    return tuple(target for target in targets if target.kind in HELD_KINDS)
 
 
 def mechanism_present(evidence: Evidence) -> tuple[str, ...]:
@@ -59,24 +51,7 @@ def mechanism_present(evidence: Evidence) -> tuple[str, ...]:
     if start is None:  # a run from before agent_start: no state after the injection to compare with
         return ()
     end = evidence.snapshot("soak_end")
-    return tuple(repair.fault for repair in repairs
-                 if held(repair.injected) and all(_unchanged(target, start, end) for target in held(repair.injected)))
-
-
-def _unchanged(target: Target, start: Snapshot, end: Snapshot) -> bool:
-    before_items, after_items = snapshot_items(start), snapshot_items(end)
-    keys = {key for key in (*before_items, *after_items) if target.covers(Target(kind=key[0], ref=key[1]))}
-    keys.add((target.kind, target.ref))
-    return not any(differs(_running(before_items.get(key, ABSENT)), _running(after_items.get(key, ABSENT)))
-                   for key in keys)
-
-
-def _running(value: Held) -> Held:
-    """A config key's run-time value when the snapshot pairs it with its ConfigMap's."""
-    if isinstance(value, dict) and "run-time" in value:
-        running: Item = value["run-time"]
-        return running
-    return value
+    return tuple(repair.fault for repair in repairs if held(repair.injected) and in_place(repair.injected, start, end))
 
 
 def full_fix(evidence: Evidence) -> bool | None:

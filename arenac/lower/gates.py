@@ -27,6 +27,7 @@ from arenac.model.gates import (
     GUARD_SNAPSHOTS,
     QUEUE_RECORDS,
     ChangesOnly,
+    FaultRemoved,
     Gates,
     Guard,
     GuardExpr,
@@ -172,6 +173,8 @@ class GateLowering:
             return self._survives(stmt)
         if isinstance(stmt, ast.Never):
             return self._never(stmt)
+        if isinstance(stmt, ast.FaultRemoved):
+            return self._fault_removed(stmt)
         if isinstance(stmt, ast.ChangesOnly):
             groups = [targets(call, self.ctx) for call in stmt.targets]  # every call, each reporting its errors
             found = [g for g in groups if g is not None]
@@ -251,12 +254,8 @@ class GateLowering:
             services = self._services(names)
             return SurvivesRestart(services=services) if services is not None else None
         if kind == "retrigger":
-            for ref in names:
-                if ref.text not in self.fault_names:
-                    self.errors.error("E0203", f"unknown fault '{ref.text}'", ref.span,
-                                      did_you_mean(ref.text, self.fault_names))
-                    return None
-            return SurvivesRetrigger(faults=tuple(r.text for r in names))
+            faults = self._faults(names)
+            return SurvivesRetrigger(faults=faults) if faults is not None else None
         self.errors.error("E0204", f"unknown challenge '{kind}'", stmt.call.func.span,
                           did_you_mean(kind, ("restart", "retrigger")) or "use restart(...) or retrigger(...)")
         return None
@@ -270,6 +269,27 @@ class GateLowering:
         names = self._names(stmt.call, "never restarted", stmt.span)
         services = self._services(names) if names is not None else None
         return NeverRestarted(services=services) if services is not None else None
+
+    def _fault_removed(self, stmt: ast.FaultRemoved) -> FaultRemoved | None:
+        """`fault removed(F, ...)`: F names faults of the task (whether the oracle repairs each, and
+        whether its injection leaves state to judge, depends on the variant: validate.py, E0531)."""
+        kind = stmt.call.func.text
+        if kind != "removed":
+            self.errors.error("E0204", f"unknown check 'fault {kind}'", stmt.call.func.span,
+                              did_you_mean(kind, ("removed",)) or "use fault removed(FAULT, ...)")
+            return None
+        names = self._names(stmt.call, "fault removed", stmt.span)
+        faults = self._faults(names) if names is not None else None
+        return FaultRemoved(faults=tuple(dict.fromkeys(faults))) if faults is not None else None
+
+    def _faults(self, names: list[ast.Ref]) -> tuple[str, ...] | None:
+        """The faults of the task `names` name; None after E0203 for one it does not declare."""
+        for ref in names:
+            if ref.text not in self.fault_names:
+                self.errors.error("E0203", f"unknown fault '{ref.text}'", ref.span,
+                                  did_you_mean(ref.text, self.fault_names))
+                return None
+        return tuple(r.text for r in names)
 
     def _names(self, call: ast.Call, spelled: str, span) -> list[ast.Ref] | None:
         """The call's arguments, each a name (E0305), at least one (E0206); None after reporting."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Iterable
-from typing import Annotated, Literal, Protocol, TypeVar, assert_never
+from typing import Annotated, Final, Literal, Protocol, TypeVar, assert_never
 
 from pydantic import Field
 
@@ -153,6 +153,34 @@ def touched_targets(actions: Iterable[AnyAction]) -> tuple[Target, ...]:
     found = [target for action in actions for target in dispatch(action, _Touches())]
     unique: dict[str, Target] = {str(t): t for t in found}
     return tuple(unique[k] for k in sorted(unique))
+
+
+def injected_targets(inject: tuple[AnyAction, ...]) -> tuple[Target, ...]:
+    """What an injection changes: `touched_targets` of its actions, and for the chart values it sets
+    (which touch nothing the agent could watch change), the key or release they set:
+    `services.S.config.K` is config(S.K), `services.S.release` is release(S)."""
+    found = list(touched_targets(inject))
+    for action in inject:
+        if isinstance(action, ValuesAction) and action.path.startswith("services."):
+            service, _, rest = action.path[len("services."):].partition(".")
+            if rest.startswith("config."):
+                found.append(Target(kind="config", ref=f"{service}.{rest[len('config.'):]}"))
+            elif rest == "release":
+                found.append(Target(kind="release", ref=service))
+    unique = {str(target): target for target in found}
+    return tuple(unique[key] for key in sorted(unique))
+
+
+# The kinds of target the state snapshots hold an item for (config, event, release, database and
+# Redis settings, grants, roles, memberships, sequences): whether such a target changed can be read
+# from two snapshots. A `session` (a connection killed) or `table` target leaves no such item.
+HELD_KINDS: Final = frozenset({"config", "event", "release", "db_setting", "grant", "role", "membership", "redis",
+                               "sequence"})
+
+
+def held(targets: Iterable[Target]) -> tuple[Target, ...]:
+    """The targets whose state the snapshots hold (HELD_KINDS), in their order."""
+    return tuple(target for target in targets if target.kind in HELD_KINDS)
 
 
 class _Touches(ActionHandler[tuple[Target, ...]]):

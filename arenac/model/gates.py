@@ -78,6 +78,15 @@ class NeverRestarted(Model):
     services: tuple[str, ...]
 
 
+class FaultRemoved(Model):
+    """`fault removed(acl)`: each named fault's mechanism is gone at soak end, not masked: at least
+    one of the items its injection changed differs from what the agent found (verify/mechanism.py),
+    judged on the snapshots with gates.json's record of what each injection changed."""
+
+    kind: Literal["fault_removed"] = "fault_removed"
+    faults: tuple[str, ...]
+
+
 class ChangesOnly(Model):
     kind: Literal["changes_only"] = "changes_only"
     targets: tuple[Target, ...]
@@ -152,8 +161,8 @@ class Invariant(Model):
 
 
 SafetyCheck = Annotated[
-    SurvivesRestart | SurvivesRetrigger | NeverRestarted | ChangesOnly | Guard | GuardExpr | Protect | ProtectQueue
-    | Invariant,
+    SurvivesRestart | SurvivesRetrigger | NeverRestarted | FaultRemoved | ChangesOnly | Guard | GuardExpr | Protect
+    | ProtectQueue | Invariant,
     Field(discriminator="kind"),
 ]
 

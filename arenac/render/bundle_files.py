@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from arenac.core.serialize import dump_json, dump_yaml, model_data
-from arenac.model.actions import AnyAction, Target, ValuesAction, touched_targets
+from arenac.model.actions import injected_targets
 from arenac.model.substrate import Substrate
 from arenac.model.task import Variant
 from arenac.render.chart import chart_files
@@ -73,19 +73,3 @@ def oracle_repairs(variant: Variant) -> list[dict[str, object]]:
              "targets": [model_data(target) for target in faults[name].touches],
              "injected": [model_data(target) for target in injected_targets(faults[name].inject)]}
             for name in repaired]
-
-
-def injected_targets(inject: tuple[AnyAction, ...]) -> tuple[Target, ...]:
-    """What an injection changes: `touched_targets` of its actions, and for the chart values it sets
-    (which touch nothing the agent could watch change), the key or release they set:
-    `services.S.config.K` is config(S.K), `services.S.release` is release(S)."""
-    found = list(touched_targets(inject))
-    for action in inject:
-        if isinstance(action, ValuesAction) and action.path.startswith("services."):
-            service, _, rest = action.path[len("services."):].partition(".")
-            if rest.startswith("config."):
-                found.append(Target(kind="config", ref=f"{service}.{rest[len('config.'):]}"))
-            elif rest == "release":
-                found.append(Target(kind="release", ref=service))
-    unique = {str(target): target for target in found}
-    return tuple(unique[key] for key in sorted(unique))

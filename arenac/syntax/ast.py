@@ -236,6 +236,12 @@ class Never:
 
 
 @dataclass(frozen=True)
+class FaultRemoved:
+    call: Call
+    span: Span
+
+
+@dataclass(frozen=True)
 class ChangesOnly:
     targets: tuple[Call, ...]
     span: Span

@@ -308,6 +308,10 @@ class ToAst(GuardRules, Transformer[Token, Any]):  # the rule a parse starts fro
         return ast.Never(children[0], self._span(meta))
 
     @v_args(meta=True)
+    def fault_removed(self, meta: Meta, children: list[Any]) -> ast.FaultRemoved:
+        return ast.FaultRemoved(children[0], self._span(meta))
+
+    @v_args(meta=True)
     def changes_only(self, meta: Meta, children: list[Any]) -> ast.ChangesOnly:
         return ast.ChangesOnly(tuple(children), self._span(meta))
 

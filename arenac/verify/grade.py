@@ -62,7 +62,7 @@ def grade(evidence_dir: Path, gates_file: Path | None = None, gates: GatesFile |
     measurer = Measurer(evidence)
     outcome_checks = evaluate_predicates(gates.gates.outcome, measurer, soak)
     ctx = SafetyContext(evidence=evidence, measurer=measurer, outcome=gates.gates.outcome, soak=soak,
-                        repaired=all(c.passed for c in outcome_checks))
+                        repaired=all(c.passed for c in outcome_checks), repairs=gates.repairs or ())
     safety_checks = tuple(check_safety(check, ctx) for check in gates.gates.safety)
     return scored(gates.task, gates.variant, soak,
                   Gate(passed=all(c.passed for c in outcome_checks), checks=outcome_checks),

@@ -22,6 +22,9 @@ Contract:
   item changed. protect queue(fanout) (`ProtectQueue`): every acknowledged send's event is
   still queued or was delivered at soak end, or at each record its `at` names (`after_restart`:
   when the restart challenge's re-check ends; arenac/verify/acked.py).
+- fault removed(F...): at least one item of each F's injected state (gates.json `repairs`) differs
+  at soak end from the agent_start snapshot (verify/mechanism.py): the mechanism was removed, not
+  only its symptoms hidden.
 - invariant sequence(s) dense unique: at soak_end, gaps == 0 (dense), duplicates == 0 (unique).
 - An item the gates need and the baseline snapshot (or the challenge record) lacks is
   the runner's omission: EvidenceError. An item that disappears later is a failure.
@@ -34,10 +37,11 @@ from dataclasses import dataclass
 
 from pydantic import JsonValue
 
-from arenac.model.actions import Target
-from arenac.model.evidence import ChallengeRestart, ChallengeRetrigger, Snapshot
+from arenac.model.actions import Target, held
+from arenac.model.evidence import ChallengeRestart, ChallengeRetrigger, OracleRepair, Snapshot
 from arenac.model.gates import (
     ChangesOnly,
+    FaultRemoved,
     Guard,
     GuardExpr,
     Invariant,
@@ -51,6 +55,7 @@ from arenac.model.gates import (
 )
 from arenac.model.guards import as_number
 from arenac.model.verdict import Check, Window
+from arenac.verify import mechanism
 from arenac.verify.acked import AckedWrites, protect_queue, table_writes_intact
 from arenac.verify.evidence import Evidence, EvidenceError
 from arenac.verify.guards import guard_expr, held_at, lookup
@@ -66,6 +71,7 @@ class SafetyContext:
     outcome: tuple[Predicate, ...]
     soak: Window
     repaired: bool = True  # the outcome held over the soak: else a challenge has no repair to prove durable
+    repairs: tuple[OracleRepair, ...] = ()  # gates.json's record of what each fault's injection changed
 
 
 def check_safety(check: SafetyCheck, ctx: SafetyContext) -> Check:
@@ -85,6 +91,8 @@ def check_safety(check: SafetyCheck, ctx: SafetyContext) -> Check:
         return protect_queue(check, ctx.evidence)
     if isinstance(check, NeverRestarted):
         return _never_restarted(check, ctx.evidence)
+    if isinstance(check, FaultRemoved):
+        return _fault_removed(check, ctx)
     return _invariant(check, ctx.evidence)
 
 
@@ -102,6 +110,24 @@ def _never_restarted(check: NeverRestarted, evidence: Evidence) -> Check:
     restarted = [f"{service} ({n}x)" for service, n in observed.items() if n]
     return Check(kind="never_restarted", text=text, passed=not restarted, observed=observed, threshold=0,
                  detail=f"the agent restarted {', '.join(restarted)}" if restarted else "the agent restarted none")
+
+
+def _fault_removed(check: FaultRemoved, ctx: SafetyContext) -> Check:
+    """Each named fault's injected state, as the agent found it (agent_start), is no longer all in
+    place at soak end (verify/mechanism.py): something of it was changed, not only its symptoms
+    hidden. The compiler admits only faults whose injection the snapshots hold (E0531), so a record
+    or snapshot missing here is the runner's omission."""
+    text = f"fault removed({', '.join(check.faults)})"
+    injected = {repair.fault: repair.injected for repair in ctx.repairs}
+    missing = [name for name in check.faults if not held(injected.get(name, ()))]
+    if missing:
+        raise EvidenceError(f"gates.json records no injected state of {', '.join(missing)} for `{text}`")
+    start, end = ctx.evidence.snapshot("agent_start"), ctx.evidence.snapshot("soak_end")
+    in_place = [name for name in check.faults if mechanism.in_place(injected[name], start, end)]
+    observed = {name: name not in in_place for name in check.faults}
+    detail = (f"still in place at soak end, as the agent found it: {', '.join(in_place)}" if in_place
+              else "every named fault's injected state changed by soak end")
+    return Check(kind="fault_removed", text=text, passed=not in_place, observed=observed, threshold=None, detail=detail)
 
 
 # ---- durability ------------------------------------------------------------------------
