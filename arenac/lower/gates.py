@@ -217,16 +217,23 @@ class GateLowering:
                               "tables, sequences, config or releases too, which are judged at soak_end",
                               stmt.at[0].span, "protect the queue on a line of its own: `protect queue(...) at ...`")
             return None
+        labels = self._labels(stmt.at, QUEUE_RECORDS, "a queue's protection cannot be judged at",
+                              "the records of acknowledged writes are")
+        return tuple(labels) if labels is not None else None
+
+    def _labels(self, written: tuple[ast.Name, ...], known: tuple[str, ...], refused: str,
+                listed: str) -> list[str] | None:
+        """The `at` labels as written, each once; None after E0213 for one not in KNOWN (`REFUSED
+        'x'`, with the near label or `LISTED a, b` as the hint)."""
         labels: list[str] = []
-        for label in stmt.at:
-            if label.text not in QUEUE_RECORDS:
-                self.errors.error("E0213", f"a queue's protection cannot be judged at '{label.text}'", label.span,
-                                  did_you_mean(label.text, QUEUE_RECORDS)
-                                  or f"the records of acknowledged writes are {', '.join(QUEUE_RECORDS)}")
+        for label in written:
+            if label.text not in known:
+                self.errors.error("E0213", f"{refused} '{label.text}'", label.span,
+                                  did_you_mean(label.text, known) or f"{listed} {', '.join(known)}")
                 return None
             if label.text not in labels:
                 labels.append(label.text)
-        return tuple(labels)
+        return labels
 
     def _queues(self, call: ast.Call) -> list[str] | None:
         known = [q.name for q in self.ctx.substrate.queues]
@@ -321,17 +328,10 @@ class GateLowering:
     def _guard(self, stmt: ast.Guard) -> Guard | GuardExpr | None:
         """The guard's condition (`_condition`), held at the snapshots its `at` names (E0213 for
         one that is not a guard's; its text then ends in ` at ...`)."""
-        labels: list[str] = []
-        for label in stmt.at:
-            if label.text not in GUARD_SNAPSHOTS:
-                self.errors.error("E0213", f"a guard cannot be held at '{label.text}'", label.span,
-                                  did_you_mean(label.text, GUARD_SNAPSHOTS)
-                                  or f"the snapshots a guard reads are {', '.join(GUARD_SNAPSHOTS)}")
-                return None
-            if label.text not in labels:
-                labels.append(label.text)
-            if label.text == "after_restart":
-                self._after_restart.append(label)
+        labels = self._labels(stmt.at, GUARD_SNAPSHOTS, "a guard cannot be held at", "the snapshots a guard reads are")
+        if labels is None:
+            return None
+        self._after_restart += [label for label in stmt.at if label.text == "after_restart"]
         check = self._condition(stmt)
         if check is None or not labels:
             return check

@@ -104,9 +104,7 @@ class RedisSpec(_Model):
     @field_validator("appendfsync")
     @classmethod
     def _fsync(cls, value: str) -> str:
-        if value not in REDIS_FSYNC:
-            raise ValueError(f"expected one of {', '.join(REDIS_FSYNC)}, got {value!r}")
-        return value
+        return _one_of(value, REDIS_FSYNC)
 
     @field_validator("acl")
     @classmethod
@@ -136,9 +134,7 @@ class RedisSpec(_Model):
     @field_validator("maxmemoryPolicy")
     @classmethod
     def _policy(cls, value: str) -> str:
-        if value not in REDIS_POLICIES:
-            raise ValueError(f"expected one of {', '.join(REDIS_POLICIES)}, got {value!r}")
-        return value
+        return _one_of(value, REDIS_POLICIES)
 
 
 class CredentialsSpec(_Model):
@@ -267,3 +263,10 @@ def _merge(base: dict[str, Any], overlay: dict[str, Any]) -> dict[str, Any]:
         else:
             merged[key] = value
     return merged
+
+
+def _one_of(value: str, allowed: tuple[str, ...]) -> str:
+    """VALUE when it is one of ALLOWED, else the validator's message naming them."""
+    if value not in allowed:
+        raise ValueError(f"expected one of {', '.join(allowed)}, got {value!r}")
+    return value
