@@ -2,8 +2,9 @@
 
 Contract: a fault template lists the layers at which its fault outlives a restart (`durable_in`).
 Injected at any other layer through a service's admin API only (a value set, an event switched on,
-a pool resized in memory), the fault lives only in that running process, and an admin reload or a
-restart of the service undoes it and loses nothing. `blind_restart_warning(variant, library,
+a pool resized in memory), the fault lives only in that running process, and a restart of the
+service undoes it and loses nothing (an admin reload too, but for an event, which outlives a reload:
+docs/substrate.md, "What survives what"). `blind_restart_warning(variant, library,
 span_of)` is a warning (E0528, at the first such fault's declaration) when that is the whole
 repair, which an agent that restarts or reloads everything without a diagnosis then earns reward 1
 for (the qualification's `restart-everything` adversary: the variant measures nothing). That is so

@@ -117,7 +117,8 @@ def test_strict_read_event_adds_the_hold_then_timeouts(healthy: Spine) -> None:
         replies = healthy.burst("GET", "/api/channels/general/messages?after=30", 20, token)
         assert statuses(replies)[503] >= 5, statuses(replies)
     finally:
-        healthy.admin("channel", "/admin/reload", {})
+        healthy.admin("channel", "/admin/reload", {})  # the config; the event outlives a reload
+        healthy.admin("channel", "/admin/event", {"name": "read_consistency_strict", "on": False})
     assert healthy.read("general", 30, token).seconds < 0.15
 
 
@@ -134,7 +135,8 @@ def test_strict_read_event_holds_the_login_lookup_too(healthy: Spine) -> None:
         token = held.body["token"]
         assert healthy.read("general", 30, token).seconds < 0.15
     finally:
-        healthy.admin("auth", "/admin/reload", {})
+        healthy.admin("auth", "/admin/reload", {})  # the config; the event outlives a reload
+        healthy.admin("auth", "/admin/event", {"name": "read_consistency_strict", "on": False})
     assert login().seconds < 0.15
     assert healthy.admin("auth", "/admin/event").body == {"events": {"read_consistency_strict": False}}
 

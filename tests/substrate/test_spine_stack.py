@@ -67,9 +67,12 @@ def test_admin_config_and_events(healthy: Spine) -> None:
     assert healthy.admin("channel", "/admin/event", {"name": "no_such_event", "on": True}).status == 404
     assert healthy.admin("message", "/admin/event", {"name": "read_consistency_strict", "on": True}).status == 404
 
-    # reload = back to file + environment: run-time changes and events are gone
+    # reload = back to file + environment for the config; an event switched at run time stays on
+    # (docs/substrate.md, "What survives what"), until it is switched off or the process restarts
     reloaded = healthy.admin("channel", "/admin/reload", {})
     assert reloaded.body["config"]["READ_CONSISTENCY_HOLD_MS"] == "250"
+    assert healthy.admin("channel", "/admin/event").body["events"]["read_consistency_strict"] is True
+    assert healthy.admin("channel", "/admin/event", {"name": "read_consistency_strict", "on": False}).status == 200
     assert healthy.admin("channel", "/admin/event").body["events"]["read_consistency_strict"] is False
 
 
@@ -99,6 +102,23 @@ def test_restart_loses_runtime_changes_keeps_port_and_data(healthy: Spine) -> No
     view = healthy.admin("message", "/admin/config").body  # same URL: the port survived the restart
     assert view["config"]["SEQUENCER_MODE"] == "atomic"
     assert healthy.send("ops", "after restart", token).body["seq"] == before + 1
+
+
+def test_an_event_outlives_a_reload_but_not_a_restart(healthy: Spine) -> None:
+    """docs/substrate.md, "What survives what": an admin event is run-time state, which a config
+    reload keeps and a restart loses; a reload that changes EVENTS itself applies the new list."""
+    events = lambda: healthy.admin("channel", "/admin/event").body["events"]  # noqa: E731
+    healthy.admin("channel", "/admin/event", {"name": "read_consistency_strict", "on": True})
+    assert healthy.admin("channel", "/admin/reload", {}).status == 200
+    assert events() == {"read_consistency_strict": True}
+    healthy.admin("channel", "/admin/event", {"name": "read_consistency_strict", "on": False})
+    healthy.admin("channel", "/admin/config", {"EVENTS": "read_consistency_strict"})  # EVENTS itself: applied
+    assert events() == {"read_consistency_strict": True}
+    healthy.admin("channel", "/admin/reload", {})  # drops that run-time EVENTS: back to the file's (none)
+    assert events() == {"read_consistency_strict": False}
+    healthy.admin("channel", "/admin/event", {"name": "read_consistency_strict", "on": True})
+    healthy.stack.restart_service("channel")
+    assert events() == {"read_consistency_strict": False}
 
 
 def test_restart_of_postgres_and_redis(healthy: Spine) -> None:

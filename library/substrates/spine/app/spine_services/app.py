@@ -15,8 +15,10 @@ Contract (every service):
   `POST /admin/config` with a JSON object {KEY: value} changes reloadable keys in memory (all or
   none; 400 naming the key otherwise).
 - `GET /admin/event`: {"events": {name: on}}; `POST /admin/event` {"name": ..., "on": bool}.
-- `POST /admin/reload`: re-read the config file and environment (drops run-time changes, resets
-  events to `EVENTS`). A changed pool key or role that cannot be applied answers 503
+- `POST /admin/reload`: re-read the config file and environment (drops run-time config changes).
+  Events switched at run time are kept, as the field's substrates keep an admin toggle across a
+  config reload: they go back to `EVENTS` only when `EVENTS` itself changed (in the file, the
+  environment or at run time) or the process restarts. A changed pool key or role that cannot be applied answers 503
   `pool_rebuild_failed`: the value is recorded but the previous pool keeps serving.
 - Errors reach the client as JSON {"error": kind, "message": ...}, every one of them (aiohttp's
   own 404/405 included): a pool timeout or a missing dependency is 503, a statement timeout is
@@ -236,8 +238,8 @@ def build_app(component: Component, admin_token: str = "") -> web.Application:
             "unknown_in_file": store.unknown_in_file,
         }
 
-    async def apply(changed: set[str], reset_events: bool) -> None:
-        if reset_events or "EVENTS" in changed:
+    async def apply(changed: set[str]) -> None:
+        if "EVENTS" in changed:  # the events go back to the new EVENTS; otherwise they stay as switched
             ctx.events.reset(ctx.config.get_list("EVENTS"))
         await component.config_changed(changed)
 
@@ -265,7 +267,7 @@ def build_app(component: Component, admin_token: str = "") -> web.Application:
         except ConfigError as exc:
             return error(400, "bad_config", str(exc))
         try:
-            await apply(changed, reset_events=False)
+            await apply(changed)
         except PoolRebuildError as exc:
             return error(503, "pool_rebuild_failed", str(exc))
         return web.json_response({**config_view(), "changed": sorted(changed)})
@@ -273,7 +275,9 @@ def build_app(component: Component, admin_token: str = "") -> web.Application:
     async def reload(_: web.Request) -> web.Response:
         try:
             changed = ctx.config.reload()
-            await apply(changed, reset_events=True)  # a reload is a restart without the process
+            # a reload re-reads configuration, not run-time state: the events stay as switched
+            # unless EVENTS itself changed (docs/substrate.md, "What survives what")
+            await apply(changed)
         except ConfigError as exc:
             return error(400, "bad_config", str(exc))
         except PoolRebuildError as exc:
