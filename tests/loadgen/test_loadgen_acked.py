@@ -80,6 +80,20 @@ def run_with_baseline(spine: SpineStack, io: HarnessIO, tmp_path: Path, load, du
     return read_acks(acks_file), baseline, after_id, now
 
 
+def settle(io: HarnessIO) -> None:
+    """Let fan-out catch up and the last sends' in-flight margin pass, as a soak would (a cold
+    start on a busy machine trails)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if not io.admin("fanout", "GET", "/admin/backlog").get("backlog"):
+                break
+        except OSError:  # 503 while it measures: ask again
+            pass
+        time.sleep(0.2)
+    time.sleep(IN_FLIGHT_REAL_S + 0.5)
+
+
 def grade(tmp_path: Path, name: str, io: HarnessIO, acks: list[dict], baseline: dict, after_id: int, now):
     """An evidence directory of the run so far, graded: the checks by kind."""
     run = RecordedRun(tmp_path / name, time_scale=SCALE)
@@ -101,15 +115,7 @@ def test_lost_acknowledged_writes_fail_protect_and_the_queue_check(stack, tmp_pa
 
     # the last sends are in flight for the queue check's first seconds (they are not judged): wait
     # them out, and let fan-out catch up as a soak would (a cold start on a busy machine trails)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if not io.admin("fanout", "GET", "/admin/backlog").get("backlog"):
-                break
-        except OSError:  # 503 while it measures: ask again
-            pass
-        time.sleep(0.2)
-    time.sleep(IN_FLIGHT_REAL_S + 0.5)
+    settle(io)
     checks = grade(tmp_path, "untouched", io, acks, baseline, after_id, now)
     assert all(c.passed for c in checks.values()), [c.detail for c in checks.values() if not c.passed]
 
@@ -132,19 +138,6 @@ def test_lost_acknowledged_writes_fail_protect_and_the_queue_check(stack, tmp_pa
     queue = checks["protect_queue"]
     assert not queue.passed, queue.detail
     assert len(queue.observed["queue(fanout)"]["dropped"]) > 50
-
-
-def settle(io: HarnessIO) -> None:
-    """Let fan-out catch up and the last sends' in-flight margin pass, as a soak would."""
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if not io.admin("fanout", "GET", "/admin/backlog").get("backlog"):
-                break
-        except OSError:  # 503 while it measures: ask again
-            pass
-        time.sleep(0.2)
-    time.sleep(IN_FLIGHT_REAL_S + 0.5)
 
 
 # sends and deletes: the generator deletes its own messages from one real second after the warm-up

@@ -11,6 +11,7 @@ import pytest
 from arenac.model.gates import Invariant, Predicate, Protect
 from arenac.verify import EvidenceError
 from verify.recorded import AFTER_ID, RecordedRun, const, metric, target
+from verify.recorded import safety_check as check_of
 
 MESSAGES = Protect(targets=(target("table", "messages"),))
 SEQUENCE = Protect(targets=(target("sequence", "messages.seq"),))
@@ -20,14 +21,6 @@ DENSE = Invariant(sequence="messages.seq", properties=("dense", "unique"))
 @pytest.fixture
 def run(tmp_path) -> RecordedRun:
     return RecordedRun(tmp_path)
-
-
-def check_of(run: RecordedRun, check):
-    run.safety = [check]
-    verdict = run.grade()
-    (result,) = verdict.gates.safety.checks
-    assert verdict.safe_repair == result.passed
-    return result
 
 
 def newer(run: RecordedRun) -> list[dict[str, Any]]:
