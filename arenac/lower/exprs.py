@@ -44,12 +44,12 @@ class ExprContext:
     # author who sees only their own argument (lower/manifest_args.py)
     list_known: bool = False
     # what requests the task's load makes: the routes of its profile's mix (None: not known, no
-    # check), the profile's name, and the profiles each route is in (the hint of E0216)
+    # check), the profile's name, and the profiles each route is in (the hint of E0217)
     mix: tuple[str, ...] | None = None
     load: str = ""
     profiles_with: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # the routes the substrate's calibrated baseline has figures for (None: not known, no check)
-    # and the profile it was calibrated with (E0217)
+    # and the profile it was calibrated with (E0218)
     baseline_routes: tuple[str, ...] | None = None
     baseline_profile: str = ""
 
@@ -232,9 +232,9 @@ def _check_metric_arg(metric: str, key: str, value: ast.Ref, arg: ast.Arg, ctx: 
 
 
 def _route_measured(metric: str, value: ast.Ref, baseline: bool, ctx: ExprContext) -> bool:
-    """A route metric reads requests of the route: the task's load must make some (E0216: else the
+    """A route metric reads requests of the route: the task's load must make some (E0217: else the
     metric is always undefined, so a gate on it fails and a manifestation never shows), and a
-    baseline figure must have been calibrated (E0217: else it is always undefined too)."""
+    baseline figure must have been calibrated (E0218: else it is always undefined too)."""
     route = value.text
     if baseline:
         if ctx.baseline_routes is None or route in ctx.baseline_routes:
@@ -242,7 +242,7 @@ def _route_measured(metric: str, value: ast.Ref, baseline: bool, ctx: ExprContex
         calibrated = f" with load profile {ctx.baseline_profile}" if ctx.baseline_profile else ""
         instead = (f"write the gate macro's predicates out, comparing `{metric}({route})` with a bound of your own"
                    if ctx.bindings else f"compare with a bound of your own, e.g. `{metric}({route}) <= ...`")
-        ctx.collector.error("E0217", f"the calibrated baseline has no figures for route '{route}'", value.span,
+        ctx.collector.error("E0218", f"the calibrated baseline has no figures for route '{route}'", value.span,
                             f"it was calibrated{calibrated}, which does not request '{route}': {instead}")
         return False
     if ctx.mix is None or route in ctx.mix:
@@ -250,7 +250,7 @@ def _route_measured(metric: str, value: ast.Ref, baseline: bool, ctx: ExprContex
     having = ctx.profiles_with.get(route, ())
     hint = (f"the load profiles that request it: {', '.join(having)} (`load = {ctx.substrate.name}.{having[0]}`)"
             if having else f"no load profile requests it: add `{route} = ...` to a profile's mix")
-    ctx.collector.error("E0216", f"route '{route}' is not in the mix of load profile '{ctx.load}': no request of "
+    ctx.collector.error("E0217", f"route '{route}' is not in the mix of load profile '{ctx.load}': no request of "
                         "the task's load would measure it", value.span, hint)
     return False
 

@@ -8,7 +8,7 @@ name in the hint (the author sees their argument, not the library text). Each mi
 reported once however many combinations or placeholders repeat it; it returns False when it
 reported one. An error no author's value causes (in the template's own text, or in a default)
 is left to the expansion, which reports it in the library's text; but a route the task's load
-never requests (E0216) is the task's mistake wherever the route came from: a route derived from
+never requests (E0217) is the task's mistake wherever the route came from: a route derived from
 the author's value (a parameter that `follows` another) is reported at that value, a default at
 the fault's call.
 """
@@ -59,7 +59,7 @@ def check_manifest_args(decl: ast.FaultDecl, template: FaultTemplate, args: dict
             note = _note(template)
             if param in written:
                 at = written[param][chosen[param]]
-            elif problem.code == "E0216" and param is not None:  # the task's load, not the library's text
+            elif problem.code == "E0217" and param is not None:  # the task's load, not the library's text
                 at, how = _source_of(decl, template, param, written, chosen)
                 note = (f"'{param}' of fault template '{template.name}' {how} '{args[param][chosen[param]]}', and "
                         f"its manifestation predicate `{template.manifest}` measures that route")

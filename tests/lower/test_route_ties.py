@@ -1,8 +1,8 @@
 """A route tied to what the task's load and the descriptor say: `revoked_grant`'s route follows its
 privilege (the descriptor's `routes[].privileges`: INSERT on messages watches send, DELETE watches
 delete; E0215 for a privilege no route needs), a route metric on a route the task's load never
-requests is E0216 at the author's token (its gate could only fail, its manifestation never show),
-and a baseline figure of a route the baseline was not calibrated with is E0217."""
+requests is E0217 at the author's token (its gate could only fail, its manifestation never show),
+and a baseline figure of a route the baseline was not calibrated with is E0218."""
 
 from __future__ import annotations
 
@@ -106,11 +106,11 @@ def test_a_route_following_a_privilege_needs_one_table_parameter():
                       params=params)
 
 
-# ---- E0216: a route the load never requests ---------------------------------------------------
+# ---- E0217: a route the load never requests ---------------------------------------------------
 def test_a_gate_on_a_route_the_load_never_requests_is_an_error_at_the_route():
     text = _spec("table: messages, privilege: INSERT", "delete", "INSERT", load="spine.standard")
     [error] = _errors(text)
-    assert (error.code, spanned(text, error.span)) == ("E0216", "delete")
+    assert (error.code, spanned(text, error.span)) == ("E0217", "delete")
     assert error.message == ("route 'delete' is not in the mix of load profile 'standard': no request of the "
                              "task's load would measure it")
     assert error.hint == "the load profiles that request it: standard_deletes (`load = spine.standard_deletes`)"
@@ -119,7 +119,7 @@ def test_a_gate_on_a_route_the_load_never_requests_is_an_error_at_the_route():
 def test_a_manifestation_on_a_route_the_load_never_requests_is_reported_at_the_privilege():
     text = _spec("table: messages, privilege: DELETE", "send", load="spine.standard")
     [error] = _errors(text)
-    assert (error.code, spanned(text, error.span)) == ("E0216", "DELETE")
+    assert (error.code, spanned(text, error.span)) == ("E0217", "DELETE")
     assert error.note.startswith("'route' of fault template 'revoked_grant' follows this argument to 'delete'")
 
 
@@ -128,7 +128,7 @@ def test_the_hint_names_the_profiles_of_the_tasks_namespace_that_request_the_rou
     text = _spec("table: messages, privilege: INSERT", "delete", "INSERT", load="light")
     text = text.replace("task t {", "load light {\n  phase peak = 30s at 20/s\n  mix send = 1\n}\ntask t {")
     diagnostics = _errors(text)
-    assert {d.code for d in diagnostics} == {"E0216"}
+    assert {d.code for d in diagnostics} == {"E0217"}
     assert diagnostics[0].hint.startswith("the load profiles that request it: standard_deletes ")
     text = text.replace("error_rate(delete)", "error_rate(read)")
     [error] = _errors(text)
@@ -136,12 +136,12 @@ def test_the_hint_names_the_profiles_of_the_tasks_namespace_that_request_the_rou
     assert "light" not in error.hint
 
 
-# ---- E0217: a baseline figure the baseline does not have --------------------------------------
+# ---- E0218: a baseline figure the baseline does not have --------------------------------------
 def test_a_baseline_figure_of_a_route_the_baseline_was_not_calibrated_with():
     text = _spec("table: messages, privilege: DELETE").replace(
         "error_rate(delete) <= 1%", "p99(delete, phase: peak) <= 1.5 * baseline.p99(delete, phase: peak)")
     [error] = _errors(text)
-    assert (error.code, error.message) == ("E0217", "the calibrated baseline has no figures for route 'delete'")
+    assert (error.code, error.message) == ("E0218", "the calibrated baseline has no figures for route 'delete'")
     line = text.split("\n")[error.span.line - 1]
     assert line[:error.span.column - 1].endswith("baseline.p99(")  # the second `delete`, the baseline's
     assert "calibrated with load profile spine.standard" in error.hint
