@@ -8,7 +8,6 @@ import re
 import pytest
 
 from arenac.core.diagnostics import DiagnosticError
-
 from helpers.specs import DECOY_DECL, built_variants, compile_text, spec
 
 
