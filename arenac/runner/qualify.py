@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
+from arenac.model.plan import HEALTHY_VALUES
 from arenac.model.report import (
     AdversariesReport,
     ControlReport,
@@ -116,6 +117,9 @@ def healthy_key(bundle: RunnableBundle) -> str:
     substrate_chart = bundle.directory / "chart" / "charts"
     for path in sorted(p for p in substrate_chart.rglob("*") if p.is_file()):
         digest.update(path.relative_to(substrate_chart).as_posix().encode() + b"\0" + path.read_bytes())
+    healthy_values = bundle.directory / HEALTHY_VALUES  # a task's `healthy { }` settings, when it has them
+    if healthy_values.is_file():
+        digest.update(b"healthy-values\0" + healthy_values.read_bytes())
     return digest.hexdigest()
 
 
