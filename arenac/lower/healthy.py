@@ -47,7 +47,8 @@ from arenac.syntax.unparse import value_text
 # a service's release (its image) and the substrate's time scale: config keys the chart writes from
 # `services.S.release` and `timeScale`, not from the service's config
 _NOT_CONFIG = {"RELEASE": "the release (the image) the service runs, not its configuration",
-               "TIME_SCALE": "the harness's time scale"}
+               "TIME_SCALE": "the harness's time scale, not the substrate's configuration"}
+_HARNESS_OWNED = "the harness's to set (each service's database role and wiring are the experiment's)"
 
 
 def lower_healthy(task: ast.TaskDecl, entry: SubstrateEntry, ctx: ExprContext,
@@ -88,15 +89,17 @@ def _setting(stmt: ast.HealthySetting, chart: dict[str, Any], ctx: ExprContext) 
         errors.error("E0305", "a healthy setting names one config key, SERVICE.KEY", call.span,
                      "e.g. `config(redis.appendonly) = \"yes\"`")
         return None
-    if not resolve_target("config", ref, ctx):
-        return None
     service_name, key = ref.parts
     service = ctx.substrate.service(service_name)
-    assert service is not None  # resolve_target checked it
-    if harness_owned_key(key) or key in _NOT_CONFIG:
-        why = _NOT_CONFIG.get(key, "a key the harness sets: the time scale, the database role, the wiring")
-        errors.error("E0216", f"config({ref.text}) is {why}, which a task does not set", ref.span,
+    if service is None:
+        resolve_target("config", ref, ctx)  # reports the unknown service, with the near one
+        return None
+    if harness_owned_key(key) or key in _NOT_CONFIG:  # said so whether the descriptor lists the key or not
+        why = _NOT_CONFIG.get(key, _HARNESS_OWNED)
+        errors.error("E0216", f"config({ref.text}) is {why}: a task's healthy block cannot set it", ref.span,
                      _settable_hint(service, chart))
+        return None
+    if not resolve_target("config", ref, ctx):  # an unknown key, with the near one
         return None
     path = values_path(chart, service, key)
     if path is None:
@@ -123,12 +126,13 @@ def _value(node: ast.Value, service: Service, key: str, ctx: ExprContext) -> str
             return node.value
         if isinstance(node, ast.Ref) and len(node.parts) == 1:
             return node.text
-        errors.error("E0302", f"{shown} holds a name, not '{value_text(node)}'", node.span,
+        errors.error("E0302", f"{shown} holds a name, not {value_text(node)}", node.span,
                      f"write it as a string, e.g. `{shown} = \"{healthy}\"`")
         return None
     example = _example(kind.dimension, healthy)
     if isinstance(node, ast.StringLit | ast.Ref):
-        errors.error("E0302", f"{shown} holds {dimension_words(kind.dimension)}, not a name ('{value_text(node)}')",
+        written = "a string" if isinstance(node, ast.StringLit) else "a name"
+        errors.error("E0302", f"{shown} holds {dimension_words(kind.dimension)}, not {written} ({value_text(node)})",
                      node.span, f"write {dimension_words(kind.dimension)}, e.g. `{shown} = {example}`")
         return None
     if isinstance(node, ast.QuantityLit) and node.quantity.dimension != kind.dimension:
