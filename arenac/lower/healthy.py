@@ -7,7 +7,7 @@
 Contract: `lower_healthy(task, entry, ctx, spans)` turns each `config(SERVICE.KEY) = VALUE` of the
 task's one `healthy` block into a `HealthySetting` (model/task.py): the value the key has in every
 variant's chart and in the healthy control's alike, from install on. It records where each was
-written (`spans.healthy`, by `SERVICE.KEY`) for the checks after lowering (validate.py, E0531: a
+written (`spans.healthy`, by `SERVICE.KEY`) for the checks after lowering (validate.py, E0532: a
 fault that injects the same key). Each problem is reported into the context's collector and the
 setting left out:
 
