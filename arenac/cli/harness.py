@@ -107,6 +107,11 @@ def _target_options(function: Any) -> Any:
                         help="The application's namespace (its Services are reached by DNS name).")(function)
 
 
+def _substrate_options(function: Any) -> Any:
+    """What every command with hands on the substrate takes: the plan, where the hands reach, the run directory."""
+    return _plan_option(_target_options(_run_dir_option(function)))
+
+
 def _plan(command: str, plan_path: Path) -> Plan:
     from arenac.runner.harness_commands import load_plan
 
@@ -153,9 +158,7 @@ def _act(command: str, io: HarnessIO, run: RunDir, steps: list[tuple[tuple[Any, 
 
 
 @harness.command()
-@_plan_option
-@_target_options
-@_run_dir_option
+@_substrate_options
 @click.option("--onset", type=click.Choice(ONSET_KINDS),
               help="Inject the faults the episode fires on this kind of onset (a chart layer's workload "
                    "triggers fire at the handover: at_start).")
@@ -179,9 +182,7 @@ def inject(plan_path: Path, namespace: str | None, credentials: Path, endpoints_
 
 
 @harness.command()
-@_plan_option
-@_target_options
-@_run_dir_option
+@_substrate_options
 @click.option("--fault", required=True, metavar="NAME", help="The fault to fire again.")
 @click.option("--recur", is_flag=True,
               help="Its recurrence after the declaration (its retrigger, else its injection) rather than "
@@ -211,9 +212,7 @@ def _label(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
 
 
 @harness.command()
-@_plan_option
-@_target_options
-@_run_dir_option
+@_substrate_options
 @click.option("--label", required=True, callback=_label,
               help="evidence/snapshots/LABEL.json; `baseline` also records the tables' maximum ids.")
 def snapshot(plan_path: Path, namespace: str | None, credentials: Path, endpoints_file: Path | None, run_dir: Path,
@@ -241,9 +240,7 @@ def snapshot(plan_path: Path, namespace: str | None, credentials: Path, endpoint
 
 
 @harness.command()
-@_plan_option
-@_target_options
-@_run_dir_option
+@_substrate_options
 @click.option("--label", required=True, type=click.Choice(ACKED_LABELS), help="evidence/acked_LABEL.json.")
 def acked(plan_path: Path, namespace: str | None, credentials: Path, endpoints_file: Path | None, run_dir: Path,
           label: str) -> None:
@@ -266,9 +263,7 @@ def acked(plan_path: Path, namespace: str | None, credentials: Path, endpoints_f
 
 
 @harness.command()
-@_plan_option
-@_target_options
-@_run_dir_option
+@_substrate_options
 @click.option("--wait-s", type=click.FloatRange(min=0), default=120.0, show_default=True,
               help="Real seconds to wait for the load generator's ready file (its clock).")
 @click.option("--duration-s", type=click.FloatRange(min=0, min_open=True), default=None,

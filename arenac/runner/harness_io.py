@@ -2,7 +2,8 @@
 (the substrate's driver says how a burst is sent).
 
 This is how faults are injected and re-triggered and how snapshots are taken. It runs in the
-runner's process with the substrate's privileged credentials, which the agent never sees (the
+runner's process (on a cluster, in a pod of the harness namespace: `arenac harness`,
+runner/harness_commands.py) with the substrate's privileged credentials, which the agent never sees (the
 agent acts only through the brokered tools): the services' admin credential, the superuser
 roles and the Redis user `harness`. SQL runs on a private event loop thread so that `hold_open`
 sessions (a leaked lock) stay open between calls.
