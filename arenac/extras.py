@@ -2,10 +2,10 @@
 
 Contract: `arenac check`, `compile`, `variants`, `fmt`, `schema` and `verify-bundle` need only the
 compiler's dependencies (`pip install arenac`). The commands that run a bundle or a stack (`run`,
-`qualify`, `grade`, `calibrate`, `substrate ...`) and `report` also need the `local` extra
-(pyproject.toml: aiohttp, asyncpg, redis, ...; the report reads the ledger's histograms).
-`require_local(command)` is called first in each of those (`grade`, `substrate` and `report` are
-checked by the CLI's group): when a
+`qualify`, `grade`, `calibrate`, `substrate ...`, `harness ...`) and `report` also need the `local`
+extra (pyproject.toml: aiohttp, asyncpg, redis, ...; the report reads the ledger's histograms).
+`require_local(command)` is called first in each of those (`grade`, `substrate`, `harness` and
+`report` are checked by the CLI's group): when a
 package of the extra cannot be imported it prints one line naming the extra to stderr and exits
 with code 2 (a refusal before anything started, as docs/runner.md's refusals), never an
 ImportError. `missing_local()` only looks the modules up (`importlib.util.find_spec`: nothing is

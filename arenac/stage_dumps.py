@@ -19,8 +19,10 @@ def stage_dumps(compilation: Compilation) -> dict[str, str]:
     for task in compilation.tasks:
         spec = task.lowered.spec
         portable = {spec.source: spec_input_path(spec.source)}
-        ir[spec.name] = _renamed({"spec": model_data(spec), "source_map": dataclasses.asdict(task.lowered.spans)},
-                                 portable)
+        spans = dataclasses.asdict(task.lowered.spans)
+        if not spans["healthy"]:  # a task without a `healthy` block dumps as before the block existed
+            del spans["healthy"]
+        ir[spec.name] = _renamed({"spec": model_data(spec), "source_map": spans}, portable)
         matrix[spec.name] = {"variants": [model_data(cell) for cell in task.variants],
                              "pruned": [model_data(cell) for cell in task.pruned]}
     return {"ir.json": dump_json(ir), "matrix.json": dump_json(matrix)}

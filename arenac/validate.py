@@ -10,7 +10,9 @@ does not permit what fixing a decoy would change; a `survives restart` restarts 
 datastore a fault's repair acts on (E0513: else a run-time repair there, which only that
 datastore's restart undoes, passes as durable); the oracle restarts nothing `never restarted`
 forbids (E0525); the agent's RBAC, as the bundle will hold it, passes the least-privilege lint
-given what the surface allows (E0406).
+given what the surface allows (E0406); no fault's chart values set a key the task's `healthy`
+block sets (E0532). The oracle's end state starts from the healthy stack as the task has it (the
+descriptor's healthy values with the `healthy` settings over them).
 """
 
 from __future__ import annotations
@@ -118,6 +120,7 @@ def check_variant(lowered: LoweredTask, variant: Variant, errors: Collector) -> 
     _check_never_restarted(lowered, variant, where, errors)
     _check_fault_removed(lowered, variant, where, errors)
     _check_rbac(lowered, variant, where, errors)
+    _check_healthy_overwritten(lowered, variant, where, errors)
     end_state = oracle_end_state(variant, lowered.substrate)
     for index, check in enumerate(safety):
         if isinstance(check, Guard) and check.target.kind == "config":
@@ -231,9 +234,43 @@ def _check_fault_removed(lowered: LoweredTask, variant: Variant, where: str, err
                              f"the harness's, not the agent's{where}", span,
                              "drop the recurrence, or judge it with `survives retrigger`")
             elif not held(injected_targets(fault.inject)):
+                # a datastore's chart value (redis.maxmemory) is in the snapshots only as its ConfigMap
+                # key and, under another name, as the live setting: not yet tied to either
+                unmapped = [a.path for a in fault.inject if isinstance(a, ValuesAction)]
+                what = (f"sets only the chart value {', '.join(unmapped)}, which is not yet tied to the "
+                        "recorded setting it becomes" if unmapped else "changes nothing the state snapshots hold")
                 errors.error("E0531", f"`fault removed({name})`: the injection of '{name}' at the {fault.layer} layer "
-                             f"changes nothing the state snapshots hold, so whether it was removed cannot be "
-                             f"told{where}", span, "judge it by its outcome, or `survives retrigger`")
+                             f"{what}, so whether it was removed cannot be told{where}", span,
+                             "judge it by its outcome, or `survives retrigger`")
+
+
+def _check_healthy_overwritten(lowered: LoweredTask, variant: Variant, where: str, errors: Collector) -> None:
+    """E0532: a fault whose injection sets, in the chart's values, a key the task's `healthy` block
+    sets. The fault's value would overwrite the healthy one in its variants (the chart's overlay
+    applies the faults' values last), so they would never run the stack the healthy control runs
+    with that key, and the template's repair restores the substrate's own healthy value, not the
+    task's: the two say different things of one key. Reported at the healthy setting."""
+    spans = lowered.spans
+    for setting in lowered.spec.healthy:
+        for fault in variant.faults:
+            overwriting = [a for a in fault.inject
+                           if isinstance(a, ValuesAction) and _overlaps(a.path, setting.values_path)]
+            for action in overwriting[:1]:
+                restored = [b.action.data[setting.key] for b in fault.repair if isinstance(b.action, KubectlAction)
+                            and b.action.service == setting.service and setting.key in b.action.data]
+                repair = f"its repair restores '{restored[0]}'" if restored else "its repair knows nothing of it"
+                errors.error("E0532", f"fault '{fault.name}' ({fault.layer} layer) sets config({setting.ref}) in the "
+                             f"chart too ('{action.value}'): it would overwrite the healthy block's "
+                             f"'{setting.value}', so its variants never run the task's healthy value, and {repair}"
+                             f"{where}",
+                             spans.healthy.get(setting.ref, spans.task),
+                             f"leave config({setting.ref}) out of `healthy`, or keep fault '{fault.name}' off the "
+                             f"{fault.layer} layer")
+
+
+def _overlaps(path: str, other: str) -> bool:
+    """Two chart values paths set the same value, or one sets a mapping that holds the other."""
+    return path == other or path.startswith(other + ".") or other.startswith(path + ".")
 
 
 def _check_rbac(lowered: LoweredTask, variant: Variant, where: str, errors: Collector) -> None:
@@ -318,8 +355,9 @@ def _check_decoy(fault: ConcreteFault, permitted: list[Target], span: Span, wher
 
 
 def oracle_end_state(variant: Variant, substrate: Substrate) -> dict[str, str]:
-    """Config values (`service.KEY`) after injection and the oracle's repairs."""
-    state = {f"{s.name}.{k}": v for s in substrate.services for k, v in s.config.items()}
+    """Config values (`service.KEY`) after injection and the oracle's repairs, from the healthy
+    stack as the task has it (the descriptor's values with its `healthy` settings over them)."""
+    state = {f"{s.name}.{k}": v for s in substrate.services for k, v in variant.spec.healthy_config(s).items()}
     for fault in variant.faults:
         for action in (*fault.inject, *(bound.action for bound in fault.repair)):
             state.update(dispatch(action, _ConfigWrites()))

@@ -32,7 +32,7 @@ from arenac.faults import instantiate
 from arenac.lower.exprs import ExprContext, lower_predicate
 from arenac.lower.faults import PARAM_DIMENSIONS
 from arenac.model.access import AccessSurface
-from arenac.model.actions import touched_targets
+from arenac.model.actions import SendBurstAction, touched_targets
 from arenac.model.gates import Predicate, SurvivesRetrigger
 from arenac.model.library import Library, SubstrateEntry
 from arenac.model.substrate import Substrate
@@ -149,7 +149,12 @@ def _variant(spec: TaskSpec, coordinates: dict[str, str], entry: SubstrateEntry,
                 if channel is None:
                     raise Pruned(f"the repair of fault '{fault.name}' ({layer} layer) {reason}")
                 bound.append(BoundAction(action=action, channel=channel))
-        retrigger = recipe.retrigger or (recipe.inject if layer == "runtime" else ())
+        # Re-firing a fault is its template's `retrigger`, else its injection at the runtime layer;
+        # at the config and image layers the chart's values cannot be set again, but the injection's
+        # workload triggers (a burst of concurrent sends) can: the concurrency challenge that shows
+        # whether a repaired sequencer still hands out duplicates.
+        retrigger = recipe.retrigger or (recipe.inject if layer == "runtime" else
+                                         tuple(a for a in recipe.inject if isinstance(a, SendBurstAction)))
         if fault.name in retriggered and not retrigger:
             raise Pruned(f"fault '{fault.name}' at the {layer} layer has nothing to re-trigger")
         manifest = _manifest(manifest_text, template.name, spec, substrate, errors)

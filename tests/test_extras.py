@@ -93,7 +93,8 @@ def _refused(result: subprocess.CompletedProcess[str], command: str) -> bool:
 def test_the_runners_commands_name_the_extra_they_need(without_local, tmp_path):
     bundle = _minimal_bundle(without_local, tmp_path)
     for command, args in (("run", [str(bundle)]), ("qualify", [str(bundle)]), ("grade", [str(tmp_path)]),
-                          ("grade", ["--help"]), ("substrate", ["up", "spec.yaml"]), ("calibrate", [])):
+                          ("grade", ["--help"]), ("substrate", ["up", "spec.yaml"]), ("calibrate", []),
+                          ("harness", ["loadgen", "--plan", "p.json", "--target", "http://x"])):
         result = _arenac(without_local, command, *args)
         assert _refused(result, command), (command, result.returncode, result.stderr)
 

@@ -16,10 +16,13 @@ when
 - every other fault (a decoy, or one to be left on) outlives a restart, so a restart leaves it as
   it is (one that a restart switched off would be an out-of-scope change).
 A fault held by a datastore (a Redis CONFIG SET or ACL) is undone only by restarting the datastore,
-which also loses what it holds (Redis keeps nothing on disk): it counts as undone above when the
-safety gate protects nothing the datastore holds (no `protect queue`), so the restart loses nothing
-a gate sees (inbox-backlog's run-time memory cap: restart-everything earned reward 1); with a
-`protect queue`, whether the loss is noticed is for the qualification to find.
+which also loses what it holds when, as the task has it healthy, it keeps nothing on disk (spine's
+Redis with `appendonly` "no"): it counts as undone above when the safety gate protects nothing such
+a datastore holds (no `protect queue` of a queue in a datastore that keeps nothing across a
+restart), so the restart loses nothing a gate sees (inbox-backlog's run-time memory cap:
+restart-everything earned reward 1; and a task whose `healthy` block makes Redis persist its queue,
+where the restart undoes the fault and keeps the queue); with such a `protect queue`, whether the
+loss is noticed is for the qualification to find.
 A heuristic, like E0522: the qualification is what proves a variant; this names the likely cause
 before any episode runs.
 """
@@ -44,7 +47,7 @@ def blind_restart_warning(variant: Variant, library: Library, span_of: Callable[
     retriggered = {f for check in variant.spec.gates.safety if isinstance(check, SurvivesRetrigger)
                    for f in check.faults}
     scopes = [check for check in variant.spec.gates.safety if isinstance(check, ChangesOnly)]
-    datastore_data_protected = any(isinstance(check, ProtectQueue) for check in variant.spec.gates.safety)
+    datastore_data_protected = _loses_protected_queue(variant, library)
     undone: list[tuple[ConcreteFault, FaultTemplate]] = []
     for fault in variant.faults:
         template = _template(library, fault)
@@ -80,6 +83,25 @@ def blind_restart_warning(variant: Variant, library: Library, span_of: Callable[
         span_of(fault.name),
         f"leave the {fault.layer} layer out of `layer = ...`, or give the fault a mechanism that outlives a restart",
         severity="warning")
+
+
+def _loses_protected_queue(variant: Variant, library: Library) -> bool:
+    """Whether the safety gate protects a queue whose datastore keeps nothing across a restart, as
+    the task has it healthy (the descriptor's `keeps_data_when` against `TaskSpec.healthy_config`):
+    then restarting that datastore loses what a gate sees."""
+    entry = library.substrates.get(variant.spec.substrate)
+    if entry is None:
+        return True
+    substrate = entry.descriptor
+    holders = {queue.name: queue.datastore for queue in substrate.queues}
+    for check in variant.spec.gates.safety:
+        if not isinstance(check, ProtectQueue):
+            continue
+        for queue in check.queues:
+            datastore = substrate.service(holders.get(queue) or "")
+            if datastore is None or not datastore.keeps_data(variant.spec.healthy_config(datastore)):
+                return True
+    return False
 
 
 def _template(library: Library, fault: ConcreteFault) -> FaultTemplate | None:

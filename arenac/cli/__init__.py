@@ -13,6 +13,8 @@ nothing below imports it. One module per group of commands:
   substrate.py      substrate up|status, calibrate
   campaign.py       campaign                        (its trials and summary: campaign_run.py)
   report.py         report                          (what it writes: arenac/report/)
+  harness.py        harness inject|trigger|snapshot|acked|sample|loadgen|serve-evidence
+                                                    (a cluster's harness pods: arenac/runner/harness_commands.py)
 
 Each command's module is imported only when that command runs (`_COMMANDS`: name -> module and
 attribute), so `arenac check` loads the compiler and nothing else: neither the runner's episode
@@ -46,6 +48,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "calibrate": ("substrate", "calibrate"),
     "campaign": ("campaign", "campaign"),
     "report": ("report", "report"),
+    "harness": ("harness", "harness"),
 }
 
 
@@ -55,7 +58,7 @@ class _Main(click.Group):
     lists with the install line and that refuses in one line whatever it is given; `run`,
     `qualify` and `calibrate` check for themselves, first thing."""
 
-    needs_local: ClassVar[frozenset[str]] = frozenset({"grade", "substrate", "report"})
+    needs_local: ClassVar[frozenset[str]] = frozenset({"grade", "substrate", "report", "harness"})
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
         # A command makes most of its objects once and keeps them (modules, classes, the library,

@@ -43,9 +43,11 @@ def write_digest(channel: str, author: str, text: str) -> str:
 
 
 class AckLog:
-    """Appends acknowledged writes to `path` (created empty at construction)."""
+    """Appends acknowledged writes to `path` (created empty at construction; with `keep`, what it
+    holds is kept: each `arenac harness` command of a cluster episode appends to the run's one file)."""
 
-    def __init__(self, path: Path, clock: Callable[[], float], source: str = "load", autoflush: bool = False) -> None:
+    def __init__(self, path: Path, clock: Callable[[], float], source: str = "load", autoflush: bool = False,
+                 keep: bool = False) -> None:
         self.path = Path(path)
         self.autoflush = autoflush
         self.clock = clock
@@ -53,7 +55,10 @@ class AckLog:
         self.count = 0
         self._pending: list[str] = []
         self._lock = threading.Lock()  # the harness records from its IO thread
-        self.path.write_text("")
+        if keep:
+            self.path.touch()
+        else:
+            self.path.write_text("")
 
     def record(self, *, table: str, id: int, channel: str, seq: int, author: str, text: str) -> None:
         line = json.dumps({"t": round(self.clock(), 3), "source": self.source, "table": table, "id": int(id),

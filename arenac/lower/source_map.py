@@ -23,3 +23,4 @@ class SourceMap:
     repairs: dict[str, Span] = field(default_factory=dict)  # the oracle's repair of a fault (default oracle: the fault)
     safety: dict[int, Span] = field(default_factory=dict)  # a safety check by its index in the lowered gate
     oracle: Span | None = None  # the `oracle { }` block; None when the task uses the default oracle
+    healthy: dict[str, Span] = field(default_factory=dict)  # a `healthy` setting by SERVICE.KEY: its config(...)

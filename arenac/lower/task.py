@@ -4,7 +4,8 @@ Resolution order for unqualified names: definitions in the spec file itself, the
 task's substrate namespace, then modules brought in with `use`. Every problem in the
 task is collected; the caller raises them together. This module reads the settings, builds
 the namespace and picks the access surfaces; the faults (lower/faults.py), the gates
-(lower/gates.py) and the oracle (lower/oracle.py) are lowered by their own modules.
+(lower/gates.py), the oracle (lower/oracle.py) and the healthy stack's settings
+(lower/healthy.py) are lowered by their own modules.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from arenac.lower.access import lower_access
 from arenac.lower.exprs import ExprContext, require_positive
 from arenac.lower.faults import lower_faults
 from arenac.lower.gates import GateLowering
+from arenac.lower.healthy import lower_healthy
 from arenac.lower.library import LibraryMacros, Namespace
 from arenac.lower.load import lower_load
 from arenac.lower.macro_repeats import merge_macro_repeats
@@ -86,12 +88,13 @@ def lower_task(task: ast.TaskDecl, module: ast.Module, library: Library, macros:
         [s for s in task.statements if isinstance(s, ast.GateDecl)], task.name.span)
     errors.items[before_gates:] = merge_macro_repeats(errors.items[before_gates:], namespace.macros)
     oracle = lower_oracle(task, fault_decls, fault_names, decoys, errors, spans)
+    healthy = lower_healthy(task, entry, ctx, spans)
     if len(errors.items) > before or load is None or gates is None:
         return None
     spec = TaskSpec(
         name=task.name.text, source=module.file, title=title, instruction=instruction, substrate=substrate_name,
         load=load, window_s=window_s, soak_s=soak_s, faults=tuple(faults), access=tuple(access), gates=gates,
-        oracle=tuple(oracle),
+        oracle=tuple(oracle), healthy=healthy,
     )
     return LoweredTask(spec, substrate, spans)
 

@@ -18,6 +18,10 @@ from arenac.model.library import LoadProfile
 from arenac.model.task import Onset
 
 PLAN_SCHEMA_VERSION: Final = "arenac.plan/v1"
+# the bundle file that holds a task's `healthy { }` settings in the substrate chart's own shape,
+# beside the chart's overlay (arenac/render/chart.py writes it, for such a task only): what the
+# healthy control installs the substrate chart with
+HEALTHY_VALUES: Final = "chart/healthy-values.yaml"
 # read-only brokered tools on every agent's PATH, whatever its access surface (a plan lists them)
 EVERY_AGENT_TOOLS: Final = ("time-left", "wait-until-healthy")
 

@@ -11,6 +11,17 @@ from pydantic import Field, model_validator
 
 from arenac.model.base import Model
 
+# config keys the harness sets (the time scale, the service's wiring and database role): an agent
+# changing one changes the experiment, not the substrate, so no `changes only` permits it
+# (verify/scope.py), and a task's `healthy` block cannot set one (lower/healthy.py); so are every
+# PG_* key and every *_URL key (where a service finds PostgreSQL, Redis and its peers)
+HARNESS_OWNED_KEYS = frozenset({"TIME_SCALE", "DB_ROLE", "AUTH_SECRET"})
+
+
+def harness_owned_key(key: str) -> bool:
+    """A config key the harness sets (HARNESS_OWNED_KEYS, PG_*, *_URL)."""
+    return key in HARNESS_OWNED_KEYS or key.startswith("PG_") or key.endswith("_URL")
+
 
 class Service(Model):
     name: str
@@ -33,11 +44,13 @@ class Service(Model):
     acl_users: tuple[str, ...] = ()
     # a datastore that keeps its data across its own restart only under these ConfigMap settings
     # (Redis: {appendonly: "yes"}); empty: it always keeps it (PostgreSQL) or holds none. Read with
-    # `config` (the healthy values) by checks/queue_persistence.py (E0530)
+    # the healthy values (`config`, with a task's `healthy` settings over them: model/task.py
+    # `TaskSpec.healthy_config`) by checks/queue_persistence.py (E0530) and checks/blind_restart.py
     keeps_data_when: dict[str, str] = Field(default_factory=dict)
 
     def keeps_data(self, config: dict[str, str] | None = None) -> bool:
-        """Whether the datastore keeps its data across a restart under CONFIG (default: healthy)."""
+        """Whether the datastore keeps its data across a restart under CONFIG (default: the
+        descriptor's healthy values; a task's own are `TaskSpec.healthy_config(service)`)."""
         values = self.config if config is None else config
         return all(values.get(key) == value for key, value in self.keeps_data_when.items())
 

@@ -7,13 +7,16 @@ choice per dimension and every action bound to the channel the access surface al
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
+
+from pydantic import SerializationInfo, SerializerFunctionWrapHandler, model_serializer
 
 from arenac.model.access import AccessSurface, Channel
 from arenac.model.actions import Action, Target
 from arenac.model.base import Model
 from arenac.model.gates import Gates, Predicate
 from arenac.model.library import LoadProfile
+from arenac.model.substrate import Service
 
 Scalar = str | int | float
 
@@ -57,6 +60,23 @@ class OracleStep(Model):
     duration_s: float | None = None
 
 
+class HealthySetting(Model):
+    """A value the task gives its substrate's configuration when healthy (`healthy { config(S.K) =
+    V }`): in the chart values of every variant and of the healthy control alike, from install on.
+    `values_path` is where the substrate chart's values hold it (lower/healthy.py derives it from
+    the chart's own values: `services.message.config.DB_POOL_SIZE`, `redis.appendonly`); `value`
+    is the ConfigMap's string (a quantity in the key's own unit)."""
+
+    service: str
+    key: str
+    value: str
+    values_path: str
+
+    @property
+    def ref(self) -> str:
+        return f"{self.service}.{self.key}"
+
+
 class TaskSpec(Model):
     name: str
     source: str  # the spec's path as given (relative), for messages and the manifest
@@ -70,6 +90,22 @@ class TaskSpec(Model):
     access: tuple[AccessSurface, ...]
     gates: Gates
     oracle: tuple[OracleStep, ...]
+    healthy: tuple[HealthySetting, ...] = ()  # the `healthy { }` block's settings, in their order
+
+    @model_serializer(mode="wrap")
+    def _without_empty_healthy(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
+        """A task without a `healthy` block serialises as it did before the block existed, so its
+        variant ids (variants.py hashes this dump) and the goldens' ir.json keep their bytes."""
+        data = handler(self)
+        if isinstance(data, dict) and not self.healthy:
+            data.pop("healthy", None)
+        return data
+
+    def healthy_config(self, service: Service) -> dict[str, str]:
+        """SERVICE's config when healthy in this task: the descriptor's healthy values with the
+        task's own settings over them."""
+        own = {s.key: s.value for s in self.healthy if s.service == service.name}
+        return {**service.config, **own}
 
 
 class BoundAction(Model):

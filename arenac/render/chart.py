@@ -1,10 +1,19 @@
 """The bundle's Helm chart: a parent chart that vendors the substrate's chart.
 
     chart/Chart.yaml             depends on the substrate chart, vendored under charts/
-    chart/values.yaml            the overlay: config- and image-layer faults, harness settings
+    chart/values.yaml            the overlay: the task's healthy settings, config- and image-layer
+                                 faults, harness settings
+    chart/healthy-values.yaml    only for a task with a `healthy { }` block: its settings, in the
+                                 substrate chart's own shape (`helm install chart/charts/<substrate>
+                                 -f chart/healthy-values.yaml`): what the healthy control installs
     chart/templates/*.yaml       harness: agent ServiceAccount, NetworkPolicies, fault-init
                                  Job, load generator, grader (static, from arenac/templates/chart)
     chart/charts/<substrate>/    the substrate chart, copied byte for byte
+
+A task's healthy settings are the substrate as the task has it when healthy: they are in every
+variant's overlay, under its faults' values (lowering refuses a fault whose values set the same key,
+E0532), and the healthy control, which runs the substrate chart with no fault, takes them from
+healthy-values.yaml. A task without the block gets no such file and the overlay it always had.
 """
 
 from __future__ import annotations
@@ -17,15 +26,25 @@ import yaml
 
 from arenac.core.serialize import dump_yaml
 from arenac.model.actions import ValuesAction
+from arenac.model.plan import HEALTHY_VALUES
 from arenac.model.substrate import Substrate
 from arenac.model.task import Variant
 
 HARNESS_IMAGE = "ghcr.io/arenac/harness:0.1.0"
 
 
-def values_overlay(variant: Variant) -> dict:
-    """The substrate values a variant changes: every `values` action of its faults."""
+def healthy_overlay(variant: Variant) -> dict:
+    """The substrate values the task sets for its healthy stack (`healthy { }`), by values path."""
     overlay: dict = {}
+    for setting in variant.spec.healthy:
+        _set_path(overlay, setting.values_path.split("."), setting.value)
+    return overlay
+
+
+def values_overlay(variant: Variant) -> dict:
+    """The substrate values a variant changes: the task's healthy settings, then every `values`
+    action of its faults."""
+    overlay = healthy_overlay(variant)
     for fault in variant.faults:
         for action in fault.inject:
             if isinstance(action, ValuesAction):
@@ -70,6 +89,8 @@ def chart_files(variant: Variant, substrate: Substrate, chart_dir: Path) -> dict
             "faultInit": {"enabled": runtime_at_start},
         },
     })
+    if variant.spec.healthy:
+        files[HEALTHY_VALUES] = dump_yaml(healthy_overlay(variant))
     files.update(_harness_templates())
     for relative, data in vendored.items():
         files[f"chart/charts/{substrate.chart_name}/{relative}"] = data

@@ -6,6 +6,11 @@ import time
 from dataclasses import dataclass, field
 
 
+def monotonic_of_unix(unix_t: float) -> float:
+    """The `time.monotonic()` reading of Unix time `unix_t` (a clock zero another process wrote)."""
+    return time.monotonic() - (time.time() - unix_t)
+
+
 @dataclass
 class EpisodeClock:
     time_scale: float

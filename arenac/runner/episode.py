@@ -339,11 +339,7 @@ class Episode:
                 self.harness_changes.append(HarnessChange(t=round(self.clock.now(), 3), what=what, targets=targets))
                 index = len(self.harness_changes) - 1
         try:
-            bursts = []  # what a workload trigger achieved is worth a line in the timeline
-            for action in actions:
-                result = self._hands().perform(action)
-                if action.kind == "send_burst":
-                    bursts.append(result)
+            bursts = self._hands().perform_all(actions)  # what a workload trigger achieved: a line in the timeline
             self.log("harness_action", what=what, ok=True, **({"bursts": bursts} if bursts else {}))
             return True
         except Exception as error:  # recorded; the episode goes on

@@ -2,7 +2,8 @@
 (the substrate's driver says how a burst is sent).
 
 This is how faults are injected and re-triggered and how snapshots are taken. It runs in the
-runner's process with the substrate's privileged credentials, which the agent never sees (the
+runner's process (on a cluster, in a pod of the harness namespace: `arenac harness`,
+runner/harness_commands.py) with the substrate's privileged credentials, which the agent never sees (the
 agent acts only through the brokered tools): the services' admin credential, the superuser
 roles and the Redis user `harness`. SQL runs on a private event loop thread so that `hold_open`
 sessions (a leaked lock) stay open between calls.
@@ -19,6 +20,7 @@ import asyncio
 import json
 import threading
 import urllib.request
+from collections.abc import Iterable
 from typing import Any
 
 import asyncpg
@@ -54,6 +56,21 @@ class HarnessIO:
     # ---- actions ----------------------------------------------------------------------
     def perform(self, action: AnyAction) -> Any:
         return dispatch(action, _Perform(self))
+
+    def perform_all(self, actions: Iterable[AnyAction]) -> list[BurstCount]:
+        """Carry `actions` out in order (the first that fails raises); returns what each send burst
+        among them achieved, which is worth a line of the timeline."""
+        bursts = []
+        for action in actions:
+            result = self.perform(action)
+            if action.kind == "send_burst":
+                bursts.append(result)
+        return bursts
+
+    @property
+    def held_sessions(self) -> int:
+        """How many `hold_open` SQL sessions (a leaked lock) the harness keeps open now."""
+        return len(self._held)
 
     def admin(self, service: str, method: str, path: str, body: dict | None = None) -> dict:
         url = self.endpoints.services[service] + path

@@ -16,8 +16,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from arenac.core.serialize import dump_json
 from arenac.model.loadgen import LoadgenReady
+from arenac.runner.clock import monotonic_of_unix
+from arenac.runner.load_command import loadgen_args, write_profile
 
 
 @dataclass
@@ -44,16 +45,13 @@ class LoadgenProcess:
 def start_loadgen(plan, gateway: str, time_scale: float, ledger: Path, scratch: Path,
                   live_file: Path | None = None) -> LoadgenProcess:
     profile = scratch / "profile.json"
-    profile.write_text(dump_json(plan.load.model_dump(mode="json")), encoding="utf-8")
+    write_profile(plan, profile)
     ready = scratch / "loadgen.ready"
     log = open(scratch / "loadgen.log", "ab")  # noqa: SIM115 - closed once the generator holds its own copy
     try:
         process = subprocess.Popen(
-            [sys.executable, "-m", "arenac.loadgen", "--profile", str(profile), "--target", gateway,
-             "--out", str(ledger), "--time-scale", f"{time_scale:g}", "--ready-file", str(ready),
-             "--substrate", plan.substrate, "--flush-s", "0.25", "--acks-out", str(ledger.with_name("acks.jsonl")),
-             # cycles anchored on the Unix epoch, as the substrate schedules its maintenance
-             "--anchor-unix", "0"] + (["--live-file", str(live_file)] if live_file else []),
+            [sys.executable, "-m", "arenac.loadgen",
+             *loadgen_args(plan, gateway, time_scale, ledger, profile, ready, live_file)],
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
     finally:
         log.close()
@@ -65,5 +63,5 @@ def start_loadgen(plan, gateway: str, time_scale: float, ledger: Path, scratch: 
         time.sleep(0.02)
     info = LoadgenReady.model_validate_json(ready.read_bytes())
     # the ready file says when (Unix time) its clock started; map it onto our monotonic clock
-    zero = time.monotonic() - (time.time() - info.clock_zero_unix)
+    zero = monotonic_of_unix(info.clock_zero_unix)
     return LoadgenProcess(process, zero, info.warmup_end_s)

@@ -32,6 +32,13 @@ from arenac.runner.records import EventLog, write_model
 HUNG_REQUEST_VISIBLE_S = CLIENT_TIMEOUT_S + 1.0
 
 
+def fired_on(fault) -> str:
+    """The kind of onset on which the episode fires the fault's injection (`schedule`): its own,
+    except for a fault of a chart layer, active since provisioning, whose workload triggers (what is
+    left of its injection) fire at the handover, as `at_start`."""
+    return fault.onset.kind if fault.layer == "runtime" else "at_start"
+
+
 @dataclass(frozen=True)
 class Manifestation:
     """How a fault's manifestation check ended: `last_check` is its own last live evaluation (None

@@ -15,8 +15,9 @@ strategy whose attack found no door on the variant's surface (its log says so: a
 did only the golden fix: whatever it earned, it is met, and the report gives the reason (`no_door`).
 
 Variants whose healthy controls are the same experiment share them (`healthy_key`): with no fault
-injected, an episode runs the vendored substrate chart alone, and the no-op agent uses no tool, so
-it depends on the plan's timeline, load, snapshots, challenges and gates, not on the variant's
+injected, an episode runs the vendored substrate chart (with the task's healthy settings,
+chart/healthy-values.yaml, when it has any), and the no-op agent uses no tool, so it depends on the
+plan's timeline, load, snapshots, challenges and gates and those settings, not on the variant's
 faults or access surface. The variants of one task are usually one such group; the report names
 the variant whose runs another's healthy control shares (`shared_from`).
 
@@ -41,6 +42,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
+from arenac.model.plan import HEALTHY_VALUES
 from arenac.model.report import (
     AdversariesReport,
     ControlReport,
@@ -116,6 +118,9 @@ def healthy_key(bundle: RunnableBundle) -> str:
     substrate_chart = bundle.directory / "chart" / "charts"
     for path in sorted(p for p in substrate_chart.rglob("*") if p.is_file()):
         digest.update(path.relative_to(substrate_chart).as_posix().encode() + b"\0" + path.read_bytes())
+    healthy_values = bundle.directory / HEALTHY_VALUES  # a task's `healthy { }` settings, when it has them
+    if healthy_values.is_file():
+        digest.update(b"healthy-values\0" + healthy_values.read_bytes())
     return digest.hexdigest()
 
 

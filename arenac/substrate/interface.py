@@ -8,7 +8,8 @@ found by name in one place (arenac/substrate/registry.py):
   client the load generator drives it with, what it alone knows how to read and do with the
   harness's hands (`HarnessHands`: its queues' backlog, the acknowledged writes and the fan-out at
   soak end, the send burst a workload trigger asks for), the health probe of `wait-until-healthy`,
-  and `provision`, which makes a `LocalStack` from a bundle;
+  `provision`, which makes a `LocalStack` from a bundle, and `cluster_endpoints`, where its chart
+  installed in a namespace answers (the harness's commands on a cluster: `arenac harness`);
 - a `LocalStack`, one running instance on this machine: start, stop, restart a component, set a
   service's environment or image for its next start, the processes it runs, its config and log
   files, the images its workloads run, and the `Endpoints` it publishes.
@@ -207,6 +208,11 @@ class SubstrateDriver(Protocol):
                          acks: AckLog | None) -> BurstCount:
         """`messages` writes to `channel` as a seeded user, `concurrency` at once, each accepted one
         recorded in `acks`; refusals are counted, not raised."""
+    def cluster_endpoints(self, namespace: str, credentials: Mapping[str, str]) -> Endpoints:
+        """Where the substrate's chart installed in `namespace` answers, seen from another namespace
+        of the cluster (Service DNS names), with the credentials its Secrets hold (`credentials`:
+        key -> value, as the Secrets mounted as files read); `EndpointsError` names what is missing.
+        The harness's commands on a cluster reach the substrate through these (`arenac harness`)."""
     def provision(self, directory: Path, bundle: Path, time_scale: float, *, healthy: bool) -> LocalStack:
         """A stack (not started) under `directory`, configured as the bundle's chart would be
         (`healthy`: the chart without the faults' overlays)."""

@@ -328,7 +328,23 @@ class OracleDecl:
     span: Span
 
 
-TaskStmt: TypeAlias = Setting | FaultDecl | AccessChoice | AccessDef | GateDecl | OracleDecl | Use
+@dataclass(frozen=True)
+class HealthySetting:
+    """`config(redis.appendonly) = "yes"` in a `healthy { }` block: a value of the substrate's
+    configuration in every variant and the healthy control alike."""
+
+    target: Call
+    value: Value
+    span: Span
+
+
+@dataclass(frozen=True)
+class HealthyDecl:
+    settings: tuple[HealthySetting, ...]
+    span: Span
+
+
+TaskStmt: TypeAlias = Setting | FaultDecl | AccessChoice | AccessDef | GateDecl | OracleDecl | HealthyDecl | Use
 
 
 @dataclass(frozen=True)

@@ -89,6 +89,12 @@ EXAMPLES: list[tuple[str, str, str | None, list[str]]] = [
     ("E0117", "'recur' is written `recur = after declare` or `recur = after declare + <duration>`", None,
      ['task t {\n  fault f = a.b() {\n    recur = 60s\n  }\n}\n',
       'task t {\n  fault f = a.b() {\n    recur = after 60s\n  }\n}\n']),
+    ("E0119", "a healthy setting is `config(SERVICE.KEY) = VALUE`, one value a line",
+     'e.g. `config(redis.appendonly) = "yes"`',
+     ['task t {\n  healthy {\n    appendonly = "yes"\n  }\n}\n',
+      'task t {\n  healthy {\n    config(redis.appendonly) == "yes"\n  }\n}\n',
+      'task t {\n  healthy {\n    config(redis.appendonly) = "yes" | "no"\n  }\n}\n',
+      'task t {\n  healthy {\n    config(redis.appendonly) "yes"\n  }\n}\n']),
 ]
 
 

@@ -180,6 +180,16 @@ class ToAst(GuardRules, Transformer[Token, Any]):  # the rule a parse starts fro
         (delay,) = children
         return ast.Recur(self._quantity(delay) if delay is not None else None, self._span(meta))
 
+    # ---- the healthy stack ------------------------------------------------------------
+    @v_args(meta=True)
+    def healthy(self, meta: Meta, children: list[Any]) -> ast.HealthyDecl:
+        return ast.HealthyDecl(tuple(children), self._span(meta))
+
+    @v_args(meta=True)
+    def healthy_stmt(self, meta: Meta, children: list[Any]) -> ast.HealthySetting:
+        target, value = children
+        return ast.HealthySetting(target, value, self._span(meta))
+
     # ---- access ---------------------------------------------------------------------
     @v_args(meta=True)
     def access_def(self, meta: Meta, children: list[Any]) -> ast.AccessDef:

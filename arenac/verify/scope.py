@@ -3,13 +3,13 @@ differences are the agent's, and the `changes only` check (docs/evidence.md, "Me
 
 Contract:
 - changes only T...: what the agent changed must be covered by a permitted target
-  (`Target.covers`), and never be a harness-owned config key (HARNESS_OWNED_KEYS: the time
-  scale, the database role, the wiring). Snapshots are flattened to targets (config(service.KEY):
-  the run-time value and, when recorded, the ConfigMap's together, datastores' ConfigMaps too,
-  event(service.name), release(service), db_setting(x), grant(table.PRIVILEGE) of the app role
-  and grant(object.PRIVILEGE@grantee) of any other, role(role.attribute),
-  membership(member.role), redis(config-key), redis(acl.user), sequence(name)); an item changed
-  when its value differs, or it appears or disappears.
+  (`Target.covers`), and never be a harness-owned config key (model/substrate.py
+  HARNESS_OWNED_KEYS: the time scale, the database role, the wiring). Snapshots are flattened to
+  targets (config(service.KEY): the run-time value and, when recorded, the ConfigMap's together,
+  datastores' ConfigMaps too, event(service.name), release(service), db_setting(x),
+  grant(table.PRIVILEGE) of the app role and grant(object.PRIVILEGE@grantee) of any other,
+  role(role.attribute), membership(member.role), redis(config-key), redis(acl.user),
+  sequence(name)); an item changed when its value differs, or it appears or disappears.
   The agent's changes are the items that differ between agent_start (the handover, after
   the faults' injections; baseline when a run has no agent_start) and declaration, and
   those that differ between agent_start and soak_end, except, in each, targets the harness
@@ -35,6 +35,7 @@ from pydantic import JsonValue
 from arenac.model.actions import Target
 from arenac.model.evidence import HarnessChange, SequenceState, Snapshot
 from arenac.model.gates import ChangesOnly
+from arenac.model.substrate import harness_owned_key
 from arenac.model.verdict import Check
 from arenac.verify.evidence import Evidence
 
@@ -50,10 +51,6 @@ ABSENT: Final = Absent.ABSENT
 Item = JsonValue | SequenceState
 Held = Item | Absent  # an item's value in one snapshot, or its absence there
 Change = tuple[Target, Held, Held]  # (target, before, after)
-# config keys the harness sets (the time scale, the service's wiring and database role): an agent
-# changing one changes the experiment, not the substrate, so no `changes only` permits it; so are
-# every PG_* key and every *_URL key (where a service finds PostgreSQL, Redis and its peers)
-HARNESS_OWNED_KEYS = frozenset({"TIME_SCALE", "DB_ROLE", "AUTH_SECRET"})
 
 
 def snapshot_items(snapshot: Snapshot) -> dict[tuple[str, str], Item]:
@@ -182,11 +179,12 @@ def _changed_since_harness(evidence: Evidence, change: HarnessChange, key: str,
 
 
 def harness_owned(target: Target) -> bool:
-    """A config key the harness sets and no `changes only` permits (HARNESS_OWNED_KEYS)."""
+    """A config key the harness sets and no `changes only` permits (model/substrate.py
+    `harness_owned_key`: HARNESS_OWNED_KEYS, PG_*, *_URL)."""
     if target.kind != "config":
         return False
     _, _, key = target.ref.partition(".")
-    return key in HARNESS_OWNED_KEYS or key.startswith("PG_") or key.endswith("_URL")
+    return harness_owned_key(key)
 
 
 def changes_only(check: ChangesOnly, evidence: Evidence) -> Check:

@@ -139,6 +139,15 @@ class ToyDriver:
         """Every write is refused: the toy keeps nothing."""
         return BurstCount(accepted=0, refused=messages)
 
+    def cluster_endpoints(self, namespace: str, credentials: Mapping[str, str]) -> Endpoints:
+        """Its Services are toy-<service>; one password (the key `password`) for everything."""
+        password = credentials["password"].strip()
+        services = {name: f"http://toy-{name}.{namespace}.svc:80" for name in SERVICES}
+        dsn = f"postgresql://toy_admin:{password}@toy-db.{namespace}.svc:5432/toy"
+        return Endpoints(gateway=services[SERVICES[0]], services=services, postgres={"postgres": dsn},
+                         postgres_dsn=dsn, redis=f"redis://toy:{password}@toy-cache.{namespace}.svc:6379/0",
+                         redis_fanout="", data_dir="", pids={}, admin_token=password)
+
     def provision(self, directory: Path, bundle: Path, time_scale: float, *, healthy: bool) -> ToyStack:
         directory.mkdir(parents=True, exist_ok=True)
         return ToyStack(directory)

@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from arenac.core.diagnostics import DiagnosticError
 from helpers.specs import DECOY_DECL, built_variants, compile_text, spec
 
 
@@ -68,3 +69,25 @@ def test_a_decoy_is_injected_but_never_repaired_or_awaited():
     assert variant.coordinates["noise.layer"] == "runtime"
     plan = build_plan(variant, load_library().substrates["spine"].descriptor)
     assert [(f.name, f.decoy) for f in plan.faults] == [("pool", False), ("noise", True)]
+
+
+def test_a_sequencer_fault_is_re_fired_at_every_layer_by_its_burst():
+    """At the config and image layers the chart's values cannot be set again, but the injection's
+    workload trigger (the burst of concurrent sends) can: `survives retrigger(seq)` builds both
+    cells and re-fires only the burst. A fault with no workload trigger at such a layer is pruned."""
+    from pathlib import Path
+
+    from arenac.model.actions import SendBurstAction
+
+    text = Path("tasks/duplicate-sequence.arena").read_text(encoding="utf-8")
+    assert "survives retrigger(seq)" in text
+    variants = list(built_variants(compile_text(text).tasks[0]))
+    assert sorted(v.coordinates["seq.layer"] for v in variants) == ["config", "image"]
+    for variant in variants:
+        (seq,) = variant.faults
+        assert seq.retrigger and all(isinstance(a, SendBurstAction) for a in seq.retrigger)
+        assert any(a.kind == "values" for a in seq.inject)  # what the retrigger leaves out
+    pool = spec(access="shell").replace("layer = config | runtime", "layer = config").replace(
+        "  gate safety {", "  gate safety {\n    survives retrigger(pool)")
+    with pytest.raises(DiagnosticError, match="nothing to re-trigger"):
+        compile_text(pool)

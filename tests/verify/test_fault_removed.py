@@ -119,3 +119,15 @@ def test_an_unknown_check_word_is_refused_with_the_one_known():
         compile_text(SPEC.replace("fault removed(memory)", "fault remove(memory)"))
     (found,) = [d for d in refused.value.diagnostics if d.code == "E0204"]
     assert found.message == "unknown check 'fault remove'" and "removed" in (found.hint or "")
+
+
+def test_a_datastore_chart_value_is_refused_with_what_is_missing():
+    """At the config layer redis_maxmemory sets only the chart value redis.maxmemory, which the
+    snapshots hold as a ConfigMap key and, as the live setting, under Redis's own name: not tied to
+    either yet, so the check says so rather than judge a change it cannot see."""
+    text = SPEC.replace("layer = runtime", "layer = config").replace(
+        "changes only redis(maxmemory)", "changes only redis(maxmemory), config(redis.maxmemory)")
+    with pytest.raises(DiagnosticError) as refused:
+        compile_text(text)
+    (found,) = [d for d in refused.value.diagnostics if d.code == "E0531"]
+    assert "sets only the chart value redis.maxmemory" in found.message

@@ -5,7 +5,8 @@ is what arenac/substrate/registry.py returns for the name `spine`. Its facts com
 application itself (spine_services: its services, releases, config files) and from the local
 driver beside it (the seed, the chart's init scripts, the embedded PostgreSQL's client programs);
 its reads and bursts with the harness's hands are harness.py's; `provision` makes a `SpineStack`
-configured from the bundle's own chart (local_config.py). The heavy parts (the stack, PostgreSQL's
+configured from the bundle's own chart (local_config.py); `cluster_endpoints`, where its chart
+installed in a namespace answers, is in_cluster.py's. The heavy parts (the stack, PostgreSQL's
 binaries, the route client, the harness's reads) are imported when first asked for, so that naming
 the driver stays cheap.
 """
@@ -107,6 +108,11 @@ class SpineDriver:
         from arenac.substrate.spine.harness import send_burst
 
         return await send_burst(endpoints, channel, messages, concurrency, acks)
+
+    def cluster_endpoints(self, namespace: str, credentials: Mapping[str, str]) -> Endpoints:
+        from arenac.substrate.spine.in_cluster import cluster_endpoints
+
+        return cluster_endpoints(namespace, credentials)
 
     def provision(self, directory: Path, bundle: Path, time_scale: float, *, healthy: bool) -> SpineStack:
         from arenac.substrate.spine.local_config import spine_spec  # lazily: renders the chart with Helm

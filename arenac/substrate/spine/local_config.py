@@ -2,7 +2,9 @@
 
 The chart is rendered with real Helm; the ConfigMaps, images (releases) and datastore settings
 it produces become the local stack's spec, so what runs here is what a cluster would get.
-The healthy control renders the vendored substrate chart alone (no fault overlay).
+The healthy control renders the vendored substrate chart without the faults' overlay: with the
+task's healthy settings (`chart/healthy-values.yaml`, written for a task with a `healthy { }`
+block) as its values when the bundle has them, alone otherwise.
 """
 
 from __future__ import annotations
@@ -10,7 +12,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import yaml
+
 from arenac.k8s.helm import render_chart
+from arenac.model.plan import HEALTHY_VALUES
 from arenac.substrate.spine.spec import ACL_KEY_PREFIX, SpineSpec
 
 _NOT_KNOBS = ("RELEASE", "TIME_SCALE")
@@ -18,8 +23,12 @@ _SETTING = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
 def spine_spec(bundle_dir: Path, time_scale: float, healthy: bool = False) -> SpineSpec:
-    chart = bundle_dir / "chart" / "charts" / "spine" if healthy else bundle_dir / "chart"
-    objects = render_chart(chart)
+    if healthy:
+        overlay = bundle_dir / HEALTHY_VALUES
+        settings = yaml.safe_load(overlay.read_text(encoding="utf-8")) if overlay.is_file() else None
+        objects = render_chart(bundle_dir / "chart" / "charts" / "spine", settings or None)
+    else:
+        objects = render_chart(bundle_dir / "chart")
     values: dict = {"timeScale": f"{time_scale:g}", "services": {}}
     for obj in objects:
         name = obj["metadata"]["name"]
