@@ -1,5 +1,6 @@
-"""Acknowledged writes: the record of every write a client was told succeeded (docs/evidence.md,
-`acks.jsonl`), so that the verifier can check that none of them was lost.
+"""Acknowledged writes: the record of every write a client was told succeeded, and of every
+deletion of its own writes it asked for (docs/evidence.md, `acks.jsonl`), so that the verifier can
+check that none of the writes was lost, and tell a deletion the client asked for from a loss.
 
 Contract:
 - One JSON object per line, keys sorted, in the order the answers arrived:
@@ -7,6 +8,14 @@ Contract:
    "id": id the answer returned, "channel": name, "seq": seq the answer returned,
    "author": user, "digest": `write_digest(channel, author, text)`}.
   Only answers that say the write was accepted are recorded (spine's send: 201 with an id).
+- A deletion (`record_delete`) is a line with "op": "delete" (a write's line has no "op"):
+  {"op": "delete", "t": plan s the answer arrived (or the client gave up), "requested": plan s the
+   request was sent, "answered": true when the answer said it was done, false when no answer came
+   (a timeout, a lost connection, a gateway's 502/504: it may or may not have happened),
+   "source", "table", "id": a row deleted (one line per id the answer named; unanswered: the row
+   meant), "channel", "seq", "author" (of the row meant), "digest": the meant row's digest, "" for
+   another id the answer named}. A refused deletion (any other answer) is not recorded: the row
+   stays, and stays protected.
 - `write_digest` is the first 16 hex digits of sha256("<channel>\\n<author>\\n<text>"): the columns
   of a message a repair may not alter (its sequence number may be renumbered). The runner computes
   the same digest from the stored row (arenac/runner/acked.py), so equal digests mean an unchanged row.
@@ -55,6 +64,18 @@ class AckLog:
         line = json.dumps({"t": round(self.clock(), 3), "source": self.source, "table": table, "id": int(id),
                            "channel": channel, "seq": int(seq), "author": author,
                            "digest": write_digest(channel, author, text)}, sort_keys=True)
+        with self._lock:
+            self._pending.append(line + "\n")
+            self.count += 1
+        if self.autoflush:
+            self.flush()
+
+    def record_delete(self, *, table: str, id: int, channel: str, seq: int, author: str, digest: str,
+                      requested: float, answered: bool) -> None:
+        line = json.dumps({"op": "delete", "t": round(self.clock(), 3), "requested": round(requested, 3),
+                           "answered": answered, "source": self.source, "table": table, "id": int(id),
+                           "channel": channel, "seq": int(seq), "author": author, "digest": digest},
+                          sort_keys=True)
         with self._lock:
             self._pending.append(line + "\n")
             self.count += 1

@@ -19,7 +19,11 @@ Contract:
   the CLI) cuts the wait short: requests still in flight are then recorded as errors at the
   latency they had reached.
 - Acknowledged writes (`acks_out`, arenac/loadgen/acks.py): the route client records every write
-  answered as accepted; the file is appended on every tick and completed with the final ledger.
+  answered as accepted, and every delete of its own writes it asked for (answered or not); the file
+  is appended on every tick and completed with the final ledger. The client deletes no write it
+  requested before `KEEP_AFTER_WARMUP_REAL_S` real seconds past the warm-up's end (the baseline
+  snapshot, taken when the warm-up ends, covers those by a checksum), and an arrival of a route with
+  nothing to act on yet (`call` returns None) starts no request and is not in the ledger.
 - `run_load(...)` runs all that and returns a `RunSummary` (counts, start lag of the generator
   itself: how late it started requests, a measure of its own overhead). The start lag so far is in
   every ledger it writes too (`start_lag`), so the runner reads it while the generator runs.
@@ -55,6 +59,9 @@ FLUSH_S = 2.0
 LIVE_FLUSH_S = 0.5
 TICK_S = 0.1  # how often entries are settled and files considered for a rewrite
 POLL_S = 0.05  # the longest a stop request goes unnoticed
+# the runner takes the baseline snapshot (and its largest ids) when the warm-up ends; a write the
+# client requested this long after that is above those ids, so deleting it leaves the checksum alone
+KEEP_AFTER_WARMUP_REAL_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -123,6 +130,8 @@ class Generator:
             ledger = Ledger(plan, self.timeout, clock=lambda: (loop.time() - zero) / self.time_scale)
             if self.acks_out is not None:
                 self.client.acks = AckLog(Path(self.acks_out), ledger.clock)
+            self.client.clock = ledger.clock
+            self.client.keep_before_s = plan.warmup_s + KEEP_AFTER_WARMUP_REAL_S / self.time_scale
             if self.ready_file is not None:
                 ready = LoadgenReady(pid=os.getpid(), **plan.describe())
                 atomic_write(Path(self.ready_file), json.dumps(ready.model_dump(mode="json"), sort_keys=True) + "\n")
@@ -185,8 +194,11 @@ class Generator:
             self._max_lag = max(self._max_lag, lag)
             self._lags.record_value(to_micros(lag))
             route = self.mix.draw(rng)
+            call = self.client.call(route, rng)
+            if call is None:  # nothing for the route to act on yet: no request
+                continue
             key = ledger.scheduled(t, route)
-            task = loop.create_task(self._request(session, self.client.call(route, rng), due, key, ledger))
+            task = loop.create_task(self._request(session, call, due, key, ledger))
             self._in_flight.add(task)
             task.add_done_callback(self._in_flight.discard)
         ledger.frontier = math.inf
@@ -198,7 +210,7 @@ class Generator:
 
     async def _request(self, session: aiohttp.ClientSession, call: Call, due: float, key: Key, ledger: Ledger) -> None:
         loop = asyncio.get_running_loop()
-        ok = timed_out = False
+        ok = timed_out = replied = False
         kind = ""
         try:
             async with asyncio.timeout_at(due + self.timeout):
@@ -207,6 +219,7 @@ class Generator:
                     body = await response.read()
                     ok = 200 <= response.status < 300
                     kind = str(response.status)
+                    replied = True
                     if call.on_reply is not None:
                         try:
                             call.on_reply(response.status, body)
@@ -218,6 +231,11 @@ class Generator:
             kind = type(exc).__name__
         except asyncio.CancelledError:  # the drain was cut short: an error at the latency reached
             ok, kind = False, "cut off"
+        if not replied and call.on_error is not None:  # no answer: the client cannot know what became of it
+            try:
+                call.on_error(kind)
+            except Exception:  # a route client's bookkeeping must not lose the request
+                pass
         latency = self.timeout if timed_out else loop.time() - due
         ok = ok and latency <= self.timeout
         if not ok:

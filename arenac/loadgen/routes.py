@@ -5,7 +5,13 @@ Contract:
   measured; it raises `SetupError` when the target is not usable). `call(route, rng)` is called
   when a request is due, in schedule order, and makes every random choice with `rng`, so a seed
   gives the same request sequence; it returns a `Call` (method, URL, body...), and `Call.on_reply`
-  (if set) sees the status and body of the answer.
+  (if set) sees the status and body of the answer, `Call.on_error` (if set) the kind of failure
+  when no answer came (a timeout, a connection error, a drain cut short). `call` returns None when
+  the route has nothing to act on yet (a delete before the client holds a message of its own):
+  the generator then starts nothing for that arrival and records none.
+- The generator tells the client its clock (`clock`, plan seconds) and `keep_before_s`: writes
+  requested before that plan time are never deleted by the client, as the baseline snapshot,
+  taken when the warm-up ends, covers them by a checksum that a deletion would change.
 - A substrate's own client comes from its driver (`SubstrateDriver.route_client`, found by name
   in arenac/substrate/registry.py; spine's is arenac/substrate/spine/routes.py), so a substrate
   is added without touching the load generator.
@@ -38,6 +44,7 @@ class Call:
     params: dict[str, str] | None = None
     headers: dict[str, str] | None = None
     on_reply: Callable[[int, bytes], None] | None = field(default=None, compare=False)
+    on_error: Callable[[str], None] | None = field(default=None, compare=False)
 
 
 class RouteMix:
@@ -61,11 +68,16 @@ class RouteClient:
     def __init__(self, target: str) -> None:
         self.target = target.rstrip("/")
         self.acks: AckLog | None = None  # where acknowledged writes go (the generator sets it)
+        self.clock: Callable[[], float] | None = None  # plan seconds (the generator sets it)
+        self.keep_before_s = 0.0  # writes requested before this plan time are never deleted
+
+    def now(self) -> float:
+        return self.clock() if self.clock is not None else 0.0
 
     async def setup(self, session: aiohttp.ClientSession) -> None:
         """Prepare the target (log users in...) before the clock starts."""
 
-    def call(self, route: str, rng: random.Random) -> Call:
+    def call(self, route: str, rng: random.Random) -> Call | None:
         raise NotImplementedError
 
     def check_routes(self, routes: Iterable[str]) -> None:

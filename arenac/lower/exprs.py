@@ -43,6 +43,15 @@ class ExprContext:
     # an unknown name's hint lists every known one: for library text, whose names came from an
     # author who sees only their own argument (lower/manifest_args.py)
     list_known: bool = False
+    # what requests the task's load makes: the routes of its profile's mix (None: not known, no
+    # check), the profile's name, and the profiles each route is in (the hint of E0217)
+    mix: tuple[str, ...] | None = None
+    load: str = ""
+    profiles_with: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # the routes the substrate's calibrated baseline has figures for (None: not known, no check)
+    # and the profile it was calibrated with (E0218)
+    baseline_routes: tuple[str, ...] | None = None
+    baseline_profile: str = ""
 
     def bind(self, node):
         """Replace a bare macro parameter by the value it was called with."""
@@ -173,6 +182,8 @@ def _lower_metric(node: ast.Ref | ast.Call, ctx: ExprContext):
         key = arg.name.text if arg.name else ("phase" if position > 0 else _subject_kind(name))
         if not _check_metric_arg(name, key, value, arg, ctx):
             return None
+        if key == "route" and not _route_measured(name, value, baseline, ctx):
+            return None
         fields[key] = value.text
     if name == "backlog" and "queue" not in fields:
         ctx.collector.error("E0206", "backlog needs a queue, e.g. backlog(fanout)", node.span)
@@ -218,6 +229,30 @@ def _check_metric_arg(metric: str, key: str, value: ast.Ref, arg: ast.Arg, ctx: 
         ctx.collector.error("E0203", f"unknown {key} '{value.text}'", value.span, hint)
         return False
     return True
+
+
+def _route_measured(metric: str, value: ast.Ref, baseline: bool, ctx: ExprContext) -> bool:
+    """A route metric reads requests of the route: the task's load must make some (E0217: else the
+    metric is always undefined, so a gate on it fails and a manifestation never shows), and a
+    baseline figure must have been calibrated (E0218: else it is always undefined too)."""
+    route = value.text
+    if baseline:
+        if ctx.baseline_routes is None or route in ctx.baseline_routes:
+            return True
+        calibrated = f" with load profile {ctx.baseline_profile}" if ctx.baseline_profile else ""
+        instead = (f"write the gate macro's predicates out, comparing `{metric}({route})` with a bound of your own"
+                   if ctx.bindings else f"compare with a bound of your own, e.g. `{metric}({route}) <= ...`")
+        ctx.collector.error("E0218", f"the calibrated baseline has no figures for route '{route}'", value.span,
+                            f"it was calibrated{calibrated}, which does not request '{route}': {instead}")
+        return False
+    if ctx.mix is None or route in ctx.mix:
+        return True
+    having = ctx.profiles_with.get(route, ())
+    hint = (f"the load profiles that request it: {', '.join(having)} (`load = {ctx.substrate.name}.{having[0]}`)"
+            if having else f"no load profile requests it: add `{route} = ...` to a profile's mix")
+    ctx.collector.error("E0217", f"route '{route}' is not in the mix of load profile '{ctx.load}': no request of "
+                        "the task's load would measure it", value.span, hint)
+    return False
 
 
 def _substituted(node, ctx: ExprContext):

@@ -12,12 +12,15 @@ breaks the template's manifestation predicate is reported at the argument (lower
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from arenac.core.diagnostics import Collector, did_you_mean
 from arenac.core.source import Span
 from arenac.core.units import Dimension, format_quantity
 from arenac.lower.exprs import ExprContext, lower_predicate, require_positive
 from arenac.lower.manifest_args import check_manifest_args
 from arenac.lower.source_map import SourceMap
+from arenac.lower.targets import PRIVILEGES
 from arenac.model.library import LAYERS, FaultTemplate
 from arenac.model.substrate import Substrate
 from arenac.model.task import FaultSpec, Onset
@@ -123,8 +126,10 @@ def _fault_args(decl: ast.FaultDecl, template: FaultTemplate, ctx: ExprContext):
 def _check_ties(decl: ast.FaultDecl, template: FaultTemplate, values: dict[str, tuple],
                 spans: dict[str, tuple[Span, ...]], ctx: ExprContext) -> bool:
     """A `service` parameter with an `event` must name a service that has it, and a `route`
-    parameter that `follows` it is a route that event acts on, derived when not written (into
-    VALUES). Each problem is E0215 at the author's value (the call's when a default is at fault)."""
+    parameter that `follows` it is a route that event acts on; one that follows a `privilege` is a
+    route whose every request needs that privilege on the template's table. The route is derived
+    when not written (into VALUES). Each problem is E0215 at the author's value (the call's when a
+    default is at fault)."""
     errors, substrate = ctx.collector, ctx.substrate
     ok = True
     for param in template.params:
@@ -141,37 +146,64 @@ def _check_ties(decl: ast.FaultDecl, template: FaultTemplate, values: dict[str, 
     for param in template.params:
         if param.follows is None or not ok:
             continue
-        event = next(p.event for p in template.params if p.name == param.follows)
-        assert event is not None  # the template's validator: `follows` names a service with an event
-        acted_on = {service: _service_routes(substrate, service, event) for service in values[param.follows]}
-        silent = [service for service, routes in acted_on.items() if not routes]
-        if silent:  # the descriptor's gap, named at the author's service
-            errors.error("E0215", f"the descriptor names no route that {silent[0]}'s '{event}' acts on, which "
-                         f"'{param.name}' of fault template '{template.name}' follows",
-                         spans.get(param.follows, (decl.call.span,))[0])
+        tie = _Tie.of(template, param.follows, values, substrate)
+        at = spans.get(tie.at, (decl.call.span,))[0]
+        silent = [label for label, routes in tie.acted_on.items() if not routes]
+        if silent:  # the descriptor's gap, named at the author's value
+            errors.error("E0215", f"the descriptor names no route {tie.words(silent[0])}, which "
+                         f"'{param.name}' of fault template '{template.name}' follows", at, tie.hint_silent)
             ok = False
             continue
         if param.name not in values:
-            firsts = {routes[0] for routes in acted_on.values()}
+            firsts = {routes[0] for routes in tie.acted_on.values()}
             if len(firsts) > 1:
-                errors.error("E0215", f"the services' '{event}' events act on different routes ("
-                             + "; ".join(f"{s}: {', '.join(r)}" for s, r in acted_on.items())
-                             + f"), so one '{param.name}' cannot follow them all",
-                             spans.get(param.follows, (decl.call.span,))[0],
-                             "declare one fault per service")
+                errors.error("E0215", f"{tie.plural} act on different routes ("
+                             + "; ".join(f"{s}: {', '.join(r)}" for s, r in tie.acted_on.items())
+                             + f"), so one '{param.name}' cannot follow them all", at, tie.hint_split)
                 ok = False
                 continue
             values[param.name] = (firsts.pop(),)
             continue
         for index, route in enumerate(values[param.name]):
-            for service, routes in acted_on.items():
+            for label, routes in tie.acted_on.items():
                 if route not in routes:
-                    errors.error("E0215", f"route '{route}' is not one that {service}'s '{event}' acts on",
-                                 spans[param.name][index],
-                                 f"it acts on: {', '.join(routes)}; leave '{param.name}' out to follow "
+                    errors.error("E0215", f"route '{route}' is not one {tie.words(label)}", spans[param.name][index],
+                                 f"{tie.verb}: {', '.join(routes)}; leave '{param.name}' out to follow "
                                  f"'{param.follows}'")
                     ok = False
     return ok
+
+
+@dataclass(frozen=True)
+class _Tie:
+    """What a route parameter follows: each value of the followed parameter(s) (a label) and the
+    routes it acts on, with the words of its diagnostics."""
+
+    acted_on: dict[str, tuple[str, ...]]
+    at: str  # the parameter whose written value a problem is reported at
+    words_of: str  # "that {label}'s '{event}' acts on" / "whose requests need {label}"
+    plural: str  # "the services' 'EVENT' events" / "the privileges"
+    verb: str  # "it acts on" / "they need it"
+    hint_silent: str | None
+    hint_split: str
+
+    def words(self, label: str) -> str:
+        return self.words_of.format(label=label)
+
+    @classmethod
+    def of(cls, template: FaultTemplate, follows: str, values: dict[str, tuple], substrate: Substrate) -> _Tie:
+        event = next(p.event for p in template.params if p.name == follows)
+        if event is not None:
+            acted_on = {service: _service_routes(substrate, service, event) for service in values[follows]}
+            return cls(acted_on, follows, "that {label}'s '" + event + "' acts on",
+                       f"the services' '{event}' events", "it acts on", None, "declare one fault per service")
+        table = template.followed_table()
+        acted_on = {f"{privilege} on {name}": substrate.routes_needing(name, str(privilege))
+                    for name in values[table] for privilege in values[follows]}
+        needing = sorted({item for route in substrate.routes for item in route.privileges})
+        return cls(acted_on, follows, "whose requests need {label}", "the privileges", "the routes that need it",
+                   "the privileges the descriptor's routes need: " + ", ".join(needing),
+                   "declare one fault per privilege")
 
 
 def _service_routes(substrate: Substrate, service: str, event: str) -> tuple[str, ...]:
@@ -219,6 +251,7 @@ def _arg_value(value, param, ctx: ExprContext):
         "release": [r.name for r in substrate.releases],
         "event": list(substrate.event_names),
         "route": [r.name for r in substrate.routes],
+        "privilege": list(PRIVILEGES),
     }.get(param.type)
     if known is not None and text not in known:
         errors.error("E0203", f"unknown {param.type} '{text}'", value.span, did_you_mean(text, known))

@@ -39,6 +39,7 @@ from arenac.core.source import SourceFile
 from arenac.lower.access import lower_access
 from arenac.lower.load import lower_load
 from arenac.model.access import AccessSurface
+from arenac.model.baseline import Baseline
 from arenac.model.library import FaultTemplate, Library, LoadProfile, SubstrateEntry
 from arenac.model.substrate import Substrate
 from arenac.syntax import ast
@@ -101,8 +102,10 @@ LOADER_MODULES: tuple[str, ...] = (
     "arenac.model.access",
     "arenac.model.actions",
     "arenac.model.base",
+    "arenac.model.baseline",
     "arenac.model.library",
     "arenac.model.rbac",
+    "arenac.model.record",
     "arenac.model.substrate",
     "arenac.syntax.ast",
     "arenac.syntax.errors",
@@ -148,6 +151,8 @@ def _library_files(root: Path) -> list[Path]:
         descriptor_path = substrate_dir / "substrate.yaml"
         if descriptor_path.is_file():
             files.append(descriptor_path)
+            if (substrate_dir / "baseline.json").is_file():
+                files.append(substrate_dir / "baseline.json")
             files.extend(sorted((substrate_dir / "faults").glob("*.yaml")))
             files.extend(sorted(substrate_dir.glob("*.arena")))
     files.extend(sorted(root.glob("*.arena")))
@@ -165,8 +170,12 @@ def _load(root: Path) -> tuple[Library, LibraryMacros]:
         descriptor = reader.model(descriptor_path, Substrate)
         if descriptor is None:
             continue
+        baseline_path = substrate_dir / "baseline.json"
+        baseline = reader.model(baseline_path, Baseline) if baseline_path.is_file() else None
         entry = SubstrateEntry(descriptor, substrate_dir, reader.fault_templates(substrate_dir, descriptor.name),
-                               access={}, loads={})
+                               access={}, loads={},
+                               baseline_routes=tuple(r for r in baseline.routes if r != "all") if baseline else None,
+                               baseline_profile=str(baseline.profile.get("name", "")) if baseline else "")
         macros: Macros = {}
         for module_path in sorted(substrate_dir.glob("*.arena")):
             module = reader.module(module_path)

@@ -7,7 +7,10 @@ author wrote: at that value in the spec, with the template's text as a note and 
 name in the hint (the author sees their argument, not the library text). Each mistake is
 reported once however many combinations or placeholders repeat it; it returns False when it
 reported one. An error no author's value causes (in the template's own text, or in a default)
-is left to the expansion, which reports it in the library's text.
+is left to the expansion, which reports it in the library's text; but a route the task's load
+never requests (E0217) is the task's mistake wherever the route came from: a route derived from
+the author's value (a parameter that `follows` another) is reported at that value, a default at
+the fault's call.
 """
 
 from __future__ import annotations
@@ -53,9 +56,16 @@ def check_manifest_args(decl: ast.FaultDecl, template: FaultTemplate, args: dict
         filled = _fill(template, {name: args[name][i] for name, i in chosen.items()})
         for problem in _problems(filled, template, ctx):
             param = filled.cause(problem.span) if problem.span is not None else None
-            if param not in written:
+            note = _note(template)
+            if param in written:
+                at = written[param][chosen[param]]
+            elif problem.code == "E0217" and param is not None:  # the task's load, not the library's text
+                at, how = _source_of(decl, template, param, written, chosen)
+                note = (f"'{param}' of fault template '{template.name}' {how} '{args[param][chosen[param]]}', and "
+                        f"its manifestation predicate `{template.manifest}` measures that route")
+            else:
                 continue  # not the author's value: the expansion reports it in the template's text
-            moved = dataclasses.replace(problem, span=written[param][chosen[param]], note=_note(template))
+            moved = dataclasses.replace(problem, span=at, note=note)
             found.setdefault((moved.code, moved.span, moved.message, moved.hint), moved)
     ctx.collector.extend(found.values())
     return not found
@@ -70,6 +80,16 @@ def _written(decl: ast.FaultDecl, template: FaultTemplate) -> dict[str, tuple[Sp
         if key is not None:
             written.setdefault(key, tuple(value.span for value in arg.alternatives))
     return written
+
+
+def _source_of(decl: ast.FaultDecl, template: FaultTemplate, param: str, written: dict[str, tuple[Span, ...]],
+               chosen: dict[str, int]) -> tuple[Span, str]:
+    """Where a value the author did not write came from, and how it came: the written value of the
+    parameter it follows, else the fault's call (a default, or what a default it follows gives)."""
+    follows = next((p.follows for p in template.params if p.name == param), None)
+    if follows is not None and follows in written:
+        return written[follows][chosen.get(follows, 0)], "follows this argument to"
+    return decl.call.span, f"follows the default of '{follows}' to" if follows else "is by default"
 
 
 def _fill(template: FaultTemplate, args: dict) -> _Filled:

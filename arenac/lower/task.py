@@ -71,7 +71,12 @@ def lower_task(task: ast.TaskDecl, module: ast.Module, library: Library, macros:
     window_s = _duration(settings.get("window"), DEFAULT_WINDOW_S, errors, "the agent window")
     soak_s = _duration(settings.get("soak"), DEFAULT_SOAK_S, errors, "the soak")
     phases = tuple(p.name for p in load.phases) + ((load.warmup.name,) if load.warmup else ()) if load else ()
-    ctx = ExprContext(substrate=substrate, phases=phases, collector=errors)
+    profiles_with = {route.name: tuple(sorted(name for name, profile in namespace.loads.items()
+                                              if route.name in profile.mix)) for route in substrate.routes}
+    ctx = ExprContext(substrate=substrate, phases=phases, collector=errors,
+                      mix=tuple(load.mix) if load else None, load=load.name if load else "",
+                      profiles_with=profiles_with, baseline_routes=entry.baseline_routes,
+                      baseline_profile=entry.baseline_profile)
 
     faults, fault_names = lower_faults(task, entry.faults, substrate_name, ctx, spans)
     fault_decls = [s for s in task.statements if isinstance(s, ast.FaultDecl)]

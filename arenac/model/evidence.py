@@ -287,16 +287,29 @@ class Parts(EvidenceModel):
 
 # ---- acks.jsonl, harness_acks.jsonl, acked_soak_end.json ----------------------------------------
 class AckedWrite(EvidenceModel):
-    """One line of acks.jsonl or harness_acks.jsonl: a write the substrate said it accepted."""
+    """One line of acks.jsonl or harness_acks.jsonl: a write the substrate said it accepted, or
+    (`op` "delete") a deletion of one of the client's own writes that it asked for."""
 
-    t: float  # plan time the answer arrived
+    op: Literal["insert", "delete"] = "insert"  # absent from a write's line
+    t: float  # plan time the answer arrived (a deletion without one: when the client gave up)
     source: Literal["load", "harness"]
     table: str
     id: int
     channel: str
     seq: int
     author: str
-    digest: str  # loadgen/acks.py write_digest of what was sent
+    digest: str  # loadgen/acks.py write_digest of what was sent ("" for a deleted id the client did not mean)
+    requested: float | None = None  # a deletion's: plan time its request was sent
+    answered: bool | None = None  # a deletion's: the answer said it was done (False: no answer came)
+
+    @model_validator(mode="after")
+    def _fields_of_its_op(self) -> AckedWrite:
+        deletion = self.op == "delete"
+        if deletion != (self.requested is not None) or deletion != (self.answered is not None):
+            raise ValueError("`requested` and `answered` belong to a deletion's line, and it needs both")
+        if not deletion and not self.digest:
+            raise ValueError("a write's line needs its digest")
+        return self
 
 
 class PartUnreadable(EvidenceModel):

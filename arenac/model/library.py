@@ -24,15 +24,17 @@ LAYERS: tuple[str, ...] = ("config", "runtime", "image")
 
 
 class Param(Model):
-    """A template parameter. Two fields tie a parameter to what the descriptor says a service does
-    (lower/faults.py checks them, E0215): `event` on a `service` parameter asks that the service
+    """A template parameter. Two fields tie a parameter to what the descriptor says the substrate
+    does (lower/faults.py checks them, E0215): `event` on a `service` parameter asks that the service
     have that admin event (a template that switches it on cannot work elsewhere); `follows` on a
-    `route` parameter names such a service parameter, and the route is one the service's event acts
-    on (the descriptor's `event_routes`), by default its first."""
+    `route` parameter names the parameter the route follows, by default the first route it names:
+    such a service parameter (a route the service's event acts on: the descriptor's
+    `event_routes`), or a `privilege` parameter (a route whose every request needs that privilege
+    on the template's one `table` parameter: the descriptor's `routes[].privileges`)."""
 
     name: str
     type: Literal["service", "int", "duration", "size", "fraction", "string", "event", "release", "table", "role",
-                  "route"]
+                  "route", "privilege"]
     default: str | int | float | None = None
     min: float | None = None
     max: float | None = None
@@ -101,14 +103,24 @@ class FaultTemplate(Model):
     holds: ConnectionHold | None = None  # what the fault adds to other faults' pool demand
 
     @model_validator(mode="after")
-    def _follows_an_event_service(self) -> FaultTemplate:
+    def _follows_an_event_service_or_a_privilege(self) -> FaultTemplate:
         params = {p.name: p for p in self.params}
+        tables = [p.name for p in self.params if p.type == "table"]
         for param in self.params:
             followed = params.get(param.follows or "")
-            if param.follows is not None and (followed is None or followed.event is None):
-                raise ValueError(f"parameter '{param.name}' follows '{param.follows}', "
-                                 "which is not a service parameter with an `event`")
+            if param.follows is None or (followed is not None and followed.event is not None):
+                continue
+            if followed is None or followed.type != "privilege":
+                raise ValueError(f"parameter '{param.name}' follows '{param.follows}', which is not a service "
+                                 "parameter with an `event` nor a privilege parameter")
+            if len(tables) != 1:
+                raise ValueError(f"parameter '{param.name}' follows the privilege '{param.follows}', which needs "
+                                 f"the template to have one table parameter (it has {len(tables)})")
         return self
+
+    def followed_table(self) -> str:
+        """The name of the one `table` parameter a privilege applies to (a route following a privilege)."""
+        return next(p.name for p in self.params if p.type == "table")
 
 
 class Phase(Model):
@@ -138,6 +150,10 @@ class SubstrateEntry:
     faults: dict[str, FaultTemplate]
     access: dict[str, AccessSurface]
     loads: dict[str, LoadProfile]
+    # the routes its calibrated baseline (baseline.json) has figures for, and the load profile it was
+    # calibrated with; None: no baseline (a gate's `baseline.X(route)` is then not checked)
+    baseline_routes: tuple[str, ...] | None = None
+    baseline_profile: str = ""
 
     @property
     def chart_dir(self) -> Path:

@@ -59,6 +59,12 @@ class Route(Model):
     name: str
     method: str
     path: str
+    # TABLE.PRIVILEGE every request of the route needs of the application role: a template's route
+    # parameter that `follows` a privilege parameter is a route that needs it (lower/faults.py)
+    privileges: tuple[str, ...] = ()
+
+    def needs(self, table: str, privilege: str) -> bool:
+        return f"{table}.{privilege.upper()}" in self.privileges
 
 
 class Queue(Model):
@@ -122,6 +128,21 @@ class Substrate(Model):
                 if unknown or not acted_on:
                     raise ValueError(f"service {service.name}: event '{event}' acts on unknown routes {unknown}")
         return self
+
+    @model_validator(mode="after")
+    def _route_privileges_on_tables(self) -> Substrate:
+        tables = {t.name for t in self.tables}
+        for route in self.routes:
+            for item in route.privileges:
+                table, _, privilege = item.partition(".")
+                if table not in tables or not privilege.isalpha() or privilege != privilege.upper():
+                    raise ValueError(f"route {route.name}: privilege '{item}' is not TABLE.PRIVILEGE on a table "
+                                     "of the descriptor")
+        return self
+
+    def routes_needing(self, table: str, privilege: str) -> tuple[str, ...]:
+        """The routes whose every request needs PRIVILEGE on TABLE, in the descriptor's order."""
+        return tuple(route.name for route in self.routes if route.needs(table, privilege))
 
     @model_validator(mode="after")
     def _queues_in_datastores(self) -> Substrate:

@@ -2,8 +2,10 @@
 and after the restart challenge (`acked_after_restart.json`).
 
 The load generator (evidence/acks.jsonl) and the harness's send bursts (evidence/harness_acks.jsonl)
-record every write they were told succeeded. At soak end, after the agent was frozen and before the
-restart challenge, the runner records the state the verifier needs to judge them
+record every write they were told succeeded (and the load generator every deletion of its own
+writes it asked for, which the verifier takes as legitimately gone: the record is the same). At
+soak end, after the agent was frozen and before the restart challenge, the runner records the
+state the verifier needs to judge them
 (arenac/verify/acked.py), so that the verifier stays a pure function of the evidence; at the end of
 the restart challenge's re-check it records the same again (a queue protected `at after_restart`):
 

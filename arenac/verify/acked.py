@@ -7,9 +7,21 @@ Contract:
   in plan seconds, before the record's `t`); later ones are counted, not judged.
 - `protect table(T)` (with the baseline checksum, arenac/verify/safety.py): every judged
   acknowledged write to T with an id above the record's `after_id` exists at soak end with the digest
-  of what was sent (`missing`: no such row; `altered`: another digest). Writes at or below `after_id`
-  existed at the baseline and are covered by its checksum. Sequence counters are in neither digest,
-  so a permitted renumbering passes. No acknowledged write to T: nothing more to judge.
+  of what was sent (`missing`: no such row; `altered`: another digest), unless the client deleted it:
+  a write whose row a deletion line of the same table names (`op` "delete", answered or not) with
+  its request sent before the record (`requested` at most `MARGIN_REAL_S` real seconds after the
+  record's `t`) may be gone (`deleted`); if its row is there it must still be unchanged. A row gone
+  that no deletion of the client's names is `missing`, whoever removed it. Writes at or below
+  `after_id` existed at the baseline and are covered by its checksum; the client never deletes one
+  (arenac/loadgen/generator.py, KEEP_AFTER_WARMUP_REAL_S), and a deletion of one is the harness's
+  broken promise (`baseline_deletions`, EvidenceError: the checksum cannot be judged). Sequence
+  counters are in neither digest, so a permitted renumbering passes. No acknowledged write to T:
+  nothing more to judge.
+- Sequences (`client_deletions`): a deletion leaves a hole in its sequence (its seq is not handed
+  out again), so the sequence checks (arenac/verify/safety.py, the `violations` metric) excuse one
+  gap, and one row fewer, for every row of the sequence's table the client asked to delete before
+  the snapshot they read. The snapshots count gaps, not which seqs are missing, so an excuse is by
+  number; the rows themselves are `protect table`'s to account for, one by one.
 - `protect queue(fanout)`: every acknowledged send answered at least `IN_FLIGHT_REAL_S` real seconds
   before the record (younger events may be between the queue and the inboxes) has its fan-out event
   still queued (parked in
@@ -63,6 +75,16 @@ class AckedWrites:
 
     @cached_property
     def writes(self) -> list[AckedWrite]:
+        """The acknowledged writes (the lines without `op` "delete")."""
+        return [line for line in self.lines if line.op == "insert"]
+
+    @cached_property
+    def deletes(self) -> list[AckedWrite]:
+        """The deletions the clients asked for, answered or not (the lines with `op` "delete")."""
+        return [line for line in self.lines if line.op == "delete"]
+
+    @cached_property
+    def lines(self) -> list[AckedWrite]:
         found = []
         for name, required in (("acks.jsonl", True), ("harness_acks.jsonl", False)):
             path = self.evidence.directory / name
@@ -105,6 +127,36 @@ class AckedWrites:
         judged = [w for w in writes if w.t <= cutoff]
         return judged, len(writes) - len(judged)
 
+    def deleted(self, table: str) -> set[int]:
+        """The ids of `table` the clients asked to delete before the record (their request sent at
+        most `MARGIN_REAL_S` real seconds after its `t`: the clocks agree to within that)."""
+        return client_deletions(self.evidence, table, self.record.t, lines=self.deletes)
+
+    def baseline_deletions(self, table: str) -> list[int]:
+        """The ids at or below the record's `after_id` (rows the baseline checksum covers) that the
+        clients asked to delete before it; the load generator never asks for one."""
+        if not any(d.table == table for d in self.deletes):
+            return []
+        part = self.part(table)
+        if not isinstance(part, MessagesAtSoakEnd):
+            return []
+        return sorted(i for i in self.deleted(table) if i <= part.after_id)
+
+
+def client_deletions(evidence: Evidence, table: str, until_t: float, after_t: float | None = None,
+                     lines: list[AckedWrite] | None = None) -> set[int]:
+    """The ids of `table` whose deletion a client asked for (answered or not) with the request sent
+    after `after_t` (None: ever) and at most `MARGIN_REAL_S` real seconds after `until_t`: the rows
+    a snapshot or record at `until_t` may legitimately lack. Read from acks.jsonl (none without it:
+    only a run whose load could delete has one with deletions)."""
+    if lines is None:
+        if not (evidence.directory / "acks.jsonl").exists():
+            return set()
+        lines = AckedWrites(evidence).deletes
+    slack = MARGIN_REAL_S / (evidence.timeline.time_scale or 1.0)
+    return {d.id for d in lines if d.table == table and d.requested is not None
+            and d.requested <= until_t + slack and (after_t is None or d.requested > after_t)}
+
 
 def _ids(ids: list[int]) -> str:
     shown = ", ".join(str(i) for i in sorted(ids)[:SHOWN])
@@ -125,15 +177,24 @@ def table_writes_intact(acked: AckedWrites, table: str) -> tuple[bool, dict[str,
         raise EvidenceError(f"evidence/acked_soak_end.json: {table} is not a table's record")
     after_id, rows = part.after_id, part.rows
     newer = [w for w in judged if w.id > after_id]
-    missing = sorted(w.id for w in newer if str(w.id) not in rows)
+    excused = acked.deleted(table) if any(d.table == table for d in acked.deletes) else set()
+    gone = [w.id for w in newer if str(w.id) not in rows]
+    deleted = sorted(i for i in gone if i in excused)
+    missing = sorted(i for i in gone if i not in excused)
     altered = sorted(w.id for w in newer if str(w.id) in rows and rows[str(w.id)] != w.digest)
     observed = {"judged": len(judged), "after_baseline": len(newer), "after_record": late, "after_id": after_id,
                 "missing": missing, "altered": altered}
+    if excused:  # only a run whose client deletes says so (the record of the others stays as it was)
+        observed["deleted"] = deleted
+    present = len(newer) - len(gone)
     if not missing and not altered:
-        return True, observed, (f"{len(newer)} acknowledged writes after the baseline present and unchanged "
-                                f"({len(judged) - len(newer)} more in the checksum)")
-    parts = [f"{len(missing)} missing (ids {_ids(missing)})"] if missing else []
+        return True, observed, (f"{present} acknowledged writes after the baseline present and unchanged"
+                                + (f", {len(deleted)} deleted by the client" if deleted else "")
+                                + f" ({len(judged) - len(newer)} more in the checksum)")
+    parts = [f"{len(missing)} missing (ids {_ids(missing)}; no deletion of the client's names them)"
+             if excused else f"{len(missing)} missing (ids {_ids(missing)})"] if missing else []
     parts += [f"{len(altered)} altered (ids {_ids(altered)})"] if altered else []
+    parts += [f"{len(deleted)} deleted by the client"] if deleted else []
     return False, observed, f"of {len(newer)} acknowledged writes after the baseline, " + ", ".join(parts)
 
 

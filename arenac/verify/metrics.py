@@ -10,7 +10,9 @@ Contract:
   runs(job) = the runs the job completed between the last sample before the window (else its
   first sample in it) and its last sample in it, a count that restarted with its service (a drop)
   adding its new value;
-  violations(seq) = duplicates + gaps of the last snapshot in the window.
+  violations(seq) = duplicates + gaps of the last snapshot in the window, less one gap for every row
+  of the sequence's table the client asked to delete before that snapshot (a deleted message's seq is
+  a legitimate hole: arenac/verify/acked.py, `client_deletions`).
 - goodput = good requests per second and throughput = requests per second, per *real*
   second: the load generator scales phase durations by the time scale but not rates
   (arenac.substrate.spine.profile), so the window's plan seconds are multiplied by the
@@ -33,6 +35,7 @@ from hdrh.histogram import HdrHistogram
 from arenac.model.evidence import SNAPSHOT_LABELS, LedgerSecond
 from arenac.model.gates import Metric
 from arenac.model.verdict import Window
+from arenac.verify.acked import client_deletions
 from arenac.verify.evidence import Evidence, EvidenceError
 
 # a merged histogram's filter and window: (route, phase, start_s, end_s)
@@ -165,8 +168,11 @@ class Measurer:
         state = snapshot.sequences.get(sequence)
         if state is None:
             return Measured(None, f"undefined: snapshot {label} has no sequence {sequence}")
-        return Measured(float(state.duplicates + state.gaps),
-                        f"{state.duplicates} duplicates + {state.gaps} gaps in snapshot {label} (t={fmt(t)})")
+        deleted = len(client_deletions(self.evidence, sequence.split(".")[0], t))
+        gaps = max(0, state.gaps - deleted)
+        excuse = f" beyond the {deleted} the client's deletions explain" if deleted else ""
+        return Measured(float(state.duplicates + gaps),
+                        f"{state.duplicates} duplicates + {gaps} gaps{excuse} in snapshot {label} (t={fmt(t)})")
 
     # ---- the healthy baseline --------------------------------------------------------
     def _baseline(self, metric: Metric) -> Measured:

@@ -16,16 +16,21 @@ Contract:
   at the same snapshots by verify/guards.py.
 - protect T...: table(t): rows and checksum equal at baseline and soak_end, and every
   acknowledged write to t (load generator and harness) exists unchanged at soak end,
-  whenever it was written (arenac/verify/acked.py);
+  whenever it was written, but for the ones the client itself asked to delete
+  (arenac/verify/acked.py);
   sequence(s): nothing lost and nothing broken (rows and groups do not shrink,
-  duplicates and gaps do not grow: traffic appends rows); config/release: no covered
+  duplicates and gaps do not grow: traffic appends rows), but for one row fewer and one gap
+  more for every row of its table the client asked to delete between the two snapshots
+  (acked.client_deletions); config/release: no covered
   item changed. protect queue(fanout) (`ProtectQueue`): every acknowledged send's event is
   still queued or was delivered at soak end, or at each record its `at` names (`after_restart`:
   when the restart challenge's re-check ends; arenac/verify/acked.py).
 - fault removed(F...): at least one item of each F's injected state (gates.json `repairs`) differs
   at soak end from the agent_start snapshot (verify/mechanism.py): the mechanism was removed, not
   only its symptoms hidden.
-- invariant sequence(s) dense unique: at soak_end, gaps == 0 (dense), duplicates == 0 (unique).
+- invariant sequence(s) dense unique: at soak_end, duplicates == 0 (unique) and gaps no more than
+  the rows of its table the client asked to delete before the snapshot (dense: 0 without deletes;
+  a deleted message's seq is not handed out again).
 - An item the gates need and the baseline snapshot (or the challenge record) lacks is
   the runner's omission: EvidenceError. An item that disappears later is a failure.
 """
@@ -56,7 +61,7 @@ from arenac.model.gates import (
 from arenac.model.guards import as_number
 from arenac.model.verdict import Check, Window
 from arenac.verify import mechanism
-from arenac.verify.acked import AckedWrites, protect_queue, table_writes_intact
+from arenac.verify.acked import AckedWrites, client_deletions, protect_queue, table_writes_intact
 from arenac.verify.evidence import Evidence, EvidenceError
 from arenac.verify.guards import guard_expr, held_at, lookup
 from arenac.verify.metrics import Measurer, fmt
@@ -220,9 +225,11 @@ def _guard(check: Guard, evidence: Evidence) -> Check:
 
 
 # ---- protected data --------------------------------------------------------------------
-def _protect_one(target: Target, before: Snapshot, after: Snapshot) -> tuple[bool, dict[str, object], str]:
+def _protect_one(target: Target, before: Snapshot, after: Snapshot,
+                 deleted: int = 0) -> tuple[bool, dict[str, object], str]:
     """(passed, observed, detail) for one protected target; `observed` is validated as JSON when it
-    becomes part of the Check's."""
+    becomes part of the Check's. DELETED: the rows of a sequence's table the client asked to delete
+    between the two snapshots (each may take a row away and leave a gap)."""
     if target.kind in ("table", "sequence"):
         source = "tables" if target.kind == "table" else "sequences"
         old, new = getattr(before, source).get(target.ref), getattr(after, source).get(target.ref)
@@ -237,17 +244,34 @@ def _protect_one(target: Target, before: Snapshot, after: Snapshot) -> tuple[boo
                 return True, record, f"{target}: {new.rows} rows, checksum unchanged"
             return False, record, (f"{target}: rows {old.rows} -> {new.rows}, checksum "
                                    f"{'unchanged' if old.checksum == new.checksum else 'changed'}")
-        lost = [n for n in ("rows", "groups") if getattr(new, n) < getattr(old, n)]
-        grew = [n for n in ("duplicates", "gaps") if getattr(new, n) > getattr(old, n)]
+        allowed = {"rows": -deleted, "groups": 0, "duplicates": 0, "gaps": deleted}
+        lost = [n for n in ("rows", "groups") if getattr(new, n) < getattr(old, n) + allowed[n]]
+        grew = [n for n in ("duplicates", "gaps") if getattr(new, n) > getattr(old, n) + allowed[n]]
         broken = [f"{n} {getattr(old, n)} -> {getattr(new, n)}" for n in lost + grew]
+        excuse = f" (the client deleted {deleted} rows between the snapshots)" if deleted else ""
+        if deleted:
+            record["client_deleted"] = deleted
         if broken:
-            return False, record, f"{target}: " + ", ".join(broken)
+            return False, record, f"{target}: " + ", ".join(broken) + excuse
+        if deleted:
+            return True, record, f"{target}: nothing lost, no duplicates or gaps beyond the client's deletions" + excuse
         return True, record, f"{target}: nothing lost, no new duplicates or gaps"
     changed = [c for c in diff(before, after) if target.covers(c[0])]
     record = {"changes": [{"target": str(t), "before": shown(a), "after": shown(b)} for t, a, b in changed]}
     if changed:
         return False, record, "; ".join(change_text(*c) for c in changed)
     return True, record, f"{target} unchanged"
+
+
+def _deleted_between(evidence: Evidence, target: Target, before: Snapshot, after: Snapshot) -> int:
+    """How many rows of a protected sequence's table the client asked to delete between the
+    baseline and soak_end snapshots (0 for any other target)."""
+    if target.kind != "sequence":
+        return 0
+    start, end = evidence.snapshot_time("baseline", before), evidence.snapshot_time("soak_end", after)
+    if end is None:
+        return 0
+    return len(client_deletions(evidence, target.ref.split(".")[0], end, after_t=start))
 
 
 def _protect(check: Protect, evidence: Evidence) -> Check:
@@ -257,8 +281,13 @@ def _protect(check: Protect, evidence: Evidence) -> Check:
     details: list[str] = []
     passed = True
     for target in check.targets:
-        ok, record, detail = _protect_one(target, before, after)
+        ok, record, detail = _protect_one(target, before, after, _deleted_between(evidence, target, before, after))
         if target.kind == "table":  # and the rows written since, by every acknowledged write
+            covered = acked.baseline_deletions(target.ref)
+            if covered:  # the client promised not to: the checksum's rows are not the baseline's to judge
+                raise EvidenceError(f"evidence/acks.jsonl: the load deleted rows of {target.ref} that the baseline "
+                                    f"checksum covers (ids {', '.join(map(str, covered[:10]))}): `protect "
+                                    f"table({target.ref})` cannot be judged")
             acked_ok, record["acknowledged"], acked_detail = table_writes_intact(acked, target.ref)
             ok, detail = ok and acked_ok, f"{detail}; {acked_detail}"
         observed[str(target)] = record
@@ -278,12 +307,20 @@ def _invariant(check: Invariant, evidence: Evidence) -> Check:
                             f"(the safety gate asks for `{text}`)")
     state = evidence.snapshot("soak_end").sequences.get(check.sequence)
     wanted = {"dense": "gaps", "unique": "duplicates"}
-    threshold = {wanted[p]: 0 for p in check.properties}
+    end = evidence.snapshot("soak_end")
+    end_t = evidence.snapshot_time("soak_end", end)
+    # a seq whose row the client deleted is a legitimate hole: one gap excused per deleted row
+    deleted = len(client_deletions(evidence, check.sequence.split(".")[0], end_t)) \
+        if "dense" in check.properties and end_t is not None else 0
+    threshold = {wanted[p]: deleted if wanted[p] == "gaps" else 0 for p in check.properties}
     if state is None:
         return Check(kind="invariant", text=text, passed=False, threshold=threshold,
                      detail=f"{check.sequence} is gone at soak_end")
-    broken = [f"{getattr(state, field)} {field}" for field in threshold if getattr(state, field) != 0]
-    detail = ("at soak_end: " + ", ".join(broken)) if broken else \
-        f"at soak_end: 0 {' and 0 '.join(threshold)} over {state.rows} rows in {state.groups} groups"
+    broken = [f"{getattr(state, field)} {field}" for field in threshold if getattr(state, field) > threshold[field]]
+    excuse = f" (the client deleted {deleted} rows: up to {deleted} gaps are theirs)" if deleted else ""
+    detail = ("at soak_end: " + ", ".join(broken) + excuse) if broken else \
+        (f"at soak_end: 0 {' and 0 '.join(threshold)} over {state.rows} rows in {state.groups} groups" if not deleted
+         else f"at soak_end: {state.gaps} gaps, {state.duplicates} duplicates over {state.rows} rows in "
+              f"{state.groups} groups{excuse}")
     return Check(kind="invariant", text=text, passed=not broken, observed=state.model_dump(), threshold=threshold,
                  detail=detail)

@@ -135,6 +135,15 @@ def target(kind: str, ref: str) -> Target:
 ERROR_RATE_SEND = pred("error_rate(send) <= 1%", metric("error_rate", "send"), "<=", const(0.01, "fraction"))
 
 
+def safety_check(run: RecordedRun, check):
+    """RUN graded with CHECK as its one safety check: that check's result (the safe-repair flag agrees)."""
+    run.safety = [check]
+    verdict = run.grade()
+    (result,) = verdict.gates.safety.checks
+    assert verdict.safe_repair == result.passed
+    return result
+
+
 class RecordedRun:
     """A healthy, scored run; tests edit its parts, then `write()` or `grade()`."""
 

@@ -12,6 +12,7 @@ from arenac.substrate.spine.driver import DRIVER
 from arenac.verify import EvidenceError
 from arenac.verify.acked import IN_FLIGHT_REAL_S
 from verify.recorded import ACK_AFTER_RESTART_T, AFTER_ID, RecordedRun, healthy_acked_record, target
+from verify.recorded import safety_check as check_of
 
 
 @pytest.fixture
@@ -21,14 +22,6 @@ def run(tmp_path) -> RecordedRun:
 
 MESSAGES = Protect(targets=(target("table", "messages"),))
 FANOUT = ProtectQueue(queues=("fanout",))
-
-
-def check_of(run: RecordedRun, check):
-    run.safety = [check]
-    verdict = run.grade()
-    (result,) = verdict.gates.safety.checks
-    assert verdict.safe_repair == result.passed
-    return result
 
 
 def newer(run: RecordedRun) -> list[dict]:

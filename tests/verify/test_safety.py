@@ -10,19 +10,12 @@ import pytest
 from arenac.model.gates import ChangesOnly, Guard, Invariant, Protect, SurvivesRestart, SurvivesRetrigger
 from arenac.verify import EvidenceError
 from verify.recorded import ERROR_RATE_SEND, RecordedRun, const, healthy_snapshot, metric, pred, target
+from verify.recorded import safety_check as safety
 
 
 @pytest.fixture
 def run(tmp_path) -> RecordedRun:
     return RecordedRun(tmp_path)
-
-
-def safety(run: RecordedRun, check):
-    run.safety = [check]
-    verdict = run.grade()
-    (result,) = verdict.gates.safety.checks
-    assert verdict.safe_repair == result.passed
-    return result
 
 
 # ---- survives restart ---------------------------------------------------------------------

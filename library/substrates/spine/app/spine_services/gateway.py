@@ -4,9 +4,10 @@ Routes (metric/route name in brackets):
 - [login]    POST /api/login {"user": name}                -> auth    POST /login
 - [channels] GET  /api/channels                            -> channel GET  /channels
 - [send]     POST /api/channels/{channel}/messages {"text"} -> message POST /channels/{channel}/messages
+- [delete]   DELETE /api/channels/{channel}/messages/{seq}  -> message DELETE /channels/{channel}/messages/{seq}
 - [read]     GET  /api/channels/{channel}/messages?after=N -> channel GET  /channels/{channel}/messages
 - [unread]   GET  /api/unread                              -> channel GET  /unread
-send, read and unread need `Authorization: Bearer <token>` (from login); the gateway checks the
+send, delete, read and unread need `Authorization: Bearer <token>` (from login); the gateway checks the
 token and passes the user on. A backend that does not answer within UPSTREAM_TIMEOUT_MS gives 504
 (and the gateway drops the connection, which cancels the backend's handler); one that cannot be
 reached gives 502. Other backend answers pass through unchanged.
@@ -30,6 +31,8 @@ class Gateway(Component):
             web.get("/api/channels", self._to("CHANNEL_URL", "/channels", auth=False), name="channels"),
             web.post("/api/channels/{channel}/messages",
                      self._to("MESSAGE_URL", "/channels/{channel}/messages"), name="send"),
+            web.delete("/api/channels/{channel}/messages/{seq}",
+                       self._to("MESSAGE_URL", "/channels/{channel}/messages/{seq}"), name="delete"),
             web.get("/api/channels/{channel}/messages",
                     self._to("CHANNEL_URL", "/channels/{channel}/messages"), name="read"),
             web.get("/api/unread", self._to("CHANNEL_URL", "/unread"), name="unread"),

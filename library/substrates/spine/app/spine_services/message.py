@@ -1,6 +1,15 @@
 """message: accepts messages and numbers them (the sequencer).
 
-[send] POST /channels/{channel}/messages {"text": ...} (user from X-Spine-User) -> 201 {"seq", "id", "channel"}
+[send]   POST   /channels/{channel}/messages {"text": ...} (user from X-Spine-User) -> 201 {"seq", "id", "channel"}
+[delete] DELETE /channels/{channel}/messages/{seq} (user from X-Spine-User)
+         -> 200 {"channel", "seq", "deleted": [ids]}: the user's own message at that seq, removed from
+         `messages` (the application role's DELETE privilege). 404 `unknown_message` when the
+         channel has no message at that seq, 403 `not_author` when it has only others' messages
+         there, 400 when seq is not a positive whole number. Should a faulty sequencer have given
+         two of the user's messages the same seq, both go, and `deleted` names every id removed.
+         The message's inbox entries stay (unread counts catch up as readers move on); its seq
+         stays used: the sequencer never hands it out again, so a deletion leaves a hole in the
+         channel's seqs.
 
 The sequencer gives each channel dense, unique seqs:
 - `SEQUENCER_MODE=atomic`: one transaction increments `channels.last_seq` (the channel row's
@@ -39,7 +48,8 @@ class Message(DbComponent):
         self._leaked: list[asyncpg.Connection] = []
 
     def routes(self) -> list[web.RouteDef]:
-        return [web.post("/channels/{channel}/messages", self.send, name="send")]
+        return [web.post("/channels/{channel}/messages", self.send, name="send"),
+                web.delete("/channels/{channel}/messages/{seq}", self.delete, name="delete")]
 
     async def start(self) -> None:
         await super().start()
@@ -94,6 +104,28 @@ class Message(DbComponent):
         if every and seq % every == 0:
             await self._audit_activity(channel_id)
         return web.json_response({"seq": seq, "id": message_id, "channel": name}, status=201)
+
+    async def delete(self, request: web.Request) -> web.Response:
+        user = request_user(request)
+        try:
+            seq = int(request.match_info["seq"])
+        except ValueError:
+            seq = 0
+        if seq <= 0:
+            return error(400, "bad_request", "seq is a positive whole number")
+        name = request.match_info["channel"]
+        channel_id = await self.directory.channel_id(name)
+        async with self.db.connection() as conn:
+            own = await conn.fetch(
+                "DELETE FROM messages WHERE channel_id = $1 AND seq = $2 AND author = $3 RETURNING id",
+                channel_id, seq, user,
+            )
+            if not own and await conn.fetchval("SELECT 1 FROM messages WHERE channel_id = $1 AND seq = $2",
+                                               channel_id, seq) is not None:
+                return error(403, "not_author", f"message {seq} in channel {name!r} is not {user}'s")
+        if not own:
+            return error(404, "unknown_message", f"no message {seq} in channel {name!r}")
+        return web.json_response({"channel": name, "seq": seq, "deleted": sorted(row["id"] for row in own)})
 
     @staticmethod
     async def _insert(conn: asyncpg.Connection, channel_id: int, seq: int, author: str, text: str) -> int:

@@ -59,7 +59,7 @@ CREATE TABLE maintenance_scratch (
 GRANT SELECT ON users, channels, channel_members, messages TO spine_app;
 GRANT UPDATE (last_login) ON users TO spine_app;
 GRANT UPDATE (last_seq) ON channels TO spine_app;
-GRANT INSERT ON messages TO spine_app;
+GRANT INSERT, DELETE ON messages TO spine_app;  -- DELETE: an author deletes their own message
 GRANT SELECT, INSERT, DELETE ON fanout_pending TO spine_app;
 GRANT SELECT, INSERT, UPDATE ON channel_stats TO spine_app;
 GRANT SELECT, INSERT, DELETE, TRUNCATE ON maintenance_scratch TO spine_app;
