@@ -61,7 +61,8 @@ class Timeline(EvidenceModel):
     `finished`, at the end."""
 
     omitted_when_empty: ClassVar[frozenset[str]] = frozenset(
-        {"warmup_end_s", "handover_s", "window_end_s", "soak_start_s", "soak_end_s", "bound_by", "headroom"})
+        {"warmup_end_s", "handover_s", "window_end_s", "soak_start_s", "soak_end_s", "bound_by", "headroom",
+         "faults_injected"})
 
     time_scale: float
     status: TrialStatus
@@ -74,6 +75,9 @@ class Timeline(EvidenceModel):
     soak_end_s: float | None = None
     bound_by: str | None = None  # what bound the episode's processes to its lifetime (runner/lifetime.py)
     headroom: TimelineHeadroom | None = None  # absent in runs from before the headroom probe
+    # False: the healthy control, which injects nothing (a check on a fault's own state has nothing
+    # to judge); absent (written only for the healthy control) when the faults were injected
+    faults_injected: bool | None = None
 
     @model_validator(mode="after")
     def _scored_has_times(self) -> Timeline:
@@ -85,12 +89,12 @@ class Timeline(EvidenceModel):
         return self
 
     @classmethod
-    def begun(cls, time_scale: float, bound_by: str) -> Timeline:
+    def begun(cls, time_scale: float, bound_by: str, healthy: bool = False) -> Timeline:
         """An episode's timeline at its start: scored until something ends it otherwise, its marks
         still to come. Not validated (a scored trial without its times is what it is until the
         soak ends); `finished` validates it before it is written."""
         return cls.model_construct(time_scale=time_scale, status="scored", void_reason=None, declared_s=None,
-                                   bound_by=bound_by)
+                                   bound_by=bound_by, faults_injected=False if healthy else None)
 
     def ended(self, status: TrialStatus, reason: str) -> Timeline:
         """The same timeline, ended with `status` for `reason`."""

@@ -72,7 +72,8 @@ def run_episode(bundle: RunnableBundle, options: EpisodeOptions, stop: threading
     backend = LocalBackend(bundle, scratch, state, options.time_scale, sandbox,
                            agent_ro=options.isolation.agent_ro, agent_network=options.isolation.agent_network)
     episode = Episode(bundle, options, clock, log, evidence, scratch, stop,
-                       Timeline.begun(options.time_scale, options.bound_by), backend, sandbox.mechanism,
+                       Timeline.begun(options.time_scale, options.bound_by, healthy=not options.inject_faults), backend,
+                       sandbox.mechanism,
                        sandbox.reason)
     _settle_writeback(log)
     headroom_probe = headroom.HeadroomProbe.start(options.cgroup)  # the harness's headroom, to the end

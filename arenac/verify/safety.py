@@ -123,6 +123,9 @@ def _fault_removed(check: FaultRemoved, ctx: SafetyContext) -> Check:
     hidden. The compiler admits only faults whose injection the snapshots hold (E0531), so a record
     or snapshot missing here is the runner's omission."""
     text = f"fault removed({', '.join(check.faults)})"
+    if ctx.evidence.timeline.faults_injected is False:  # the healthy control: no mechanism to remove
+        return Check(kind="fault_removed", text=text, passed=True, observed=None, threshold=None,
+                     detail="no fault was injected (the healthy control): nothing to remove")
     injected = {repair.fault: repair.injected for repair in ctx.repairs}
     missing = [name for name in check.faults if not held(injected.get(name, ()))]
     if missing:

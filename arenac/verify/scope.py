@@ -37,6 +37,7 @@ from arenac.model.evidence import HarnessChange, SequenceState, Snapshot
 from arenac.model.gates import ChangesOnly
 from arenac.model.substrate import harness_owned_key
 from arenac.model.verdict import Check
+from arenac.verify.acked import client_deletions
 from arenac.verify.evidence import Evidence
 
 
@@ -138,7 +139,9 @@ def change_text(target: Target, before: Held, after: Held) -> str:
 def agent_changes(evidence: Evidence) -> list[Change]:
     """The changes attributed to the agent (see the contract): by target, the agent window's
     change first, then a later one (up to soak_end) the harness did not cause."""
-    start = evidence.snapshot("agent_start", required=False) or evidence.snapshot("baseline")
+    start_label = "agent_start" if evidence.snapshot("agent_start", required=False) is not None else "baseline"
+    start = evidence.snapshot(start_label)
+    started = evidence.snapshot_time(start_label, start)
     found: dict[str, Change] = {}
     for label in ("declaration", "soak_end"):
         end = evidence.snapshot(label)
@@ -148,8 +151,11 @@ def agent_changes(evidence: Evidence) -> list[Change]:
             if until is None or change.t <= until:
                 last_by_harness.update({target: change for target in change.targets})
         for target, before, after in diff(start, end):
-            if str(target) not in found and str(target) not in last_by_harness:
-                found[str(target)] = (target, before, after)
+            if str(target) in found or str(target) in last_by_harness:
+                continue
+            if _the_clients_deletions(evidence, target, before, after, started, until):
+                continue
+            found[str(target)] = (target, before, after)
         # a target the harness changed is the agent's when it is not as the harness left it, even
         # back at its value at agent_start (the agent undid a fault fired in its window)
         end_items = snapshot_items(end)
@@ -158,6 +164,20 @@ def agent_changes(evidence: Evidence) -> list[Change]:
             if since is not None:
                 found[key] = since
     return [found[key] for key in sorted(found)]
+
+
+def _the_clients_deletions(evidence: Evidence, target: Target, before: Held, after: Held,
+                           since: float | None, until: float | None) -> bool:
+    """A sequence's change that the client's own acknowledged deletes between the two snapshots
+    explain (a deleted message's seq is a hole, and its row is gone: verify/acked.py
+    `client_deletions`): no more gaps, and no fewer rows, than one per deletion, and nothing else."""
+    if target.kind != "sequence" or not isinstance(before, SequenceState) or not isinstance(after, SequenceState):
+        return False
+    if until is None:
+        return False
+    deleted = len(client_deletions(evidence, target.ref.split(".")[0], until, after_t=since))
+    return (deleted > 0 and after.duplicates == before.duplicates and after.groups >= before.groups
+            and before.gaps <= after.gaps <= before.gaps + deleted and after.rows >= before.rows - deleted)
 
 
 def _changed_since_harness(evidence: Evidence, change: HarnessChange, key: str,

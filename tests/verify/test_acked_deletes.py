@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from arenac.model.gates import Invariant, Predicate, Protect
+from arenac.model.gates import ChangesOnly, Invariant, Predicate, Protect
 from arenac.verify import EvidenceError
 from verify.recorded import AFTER_ID, RecordedRun, const, metric, target
 from verify.recorded import safety_check as check_of
@@ -159,3 +159,27 @@ def test_violations_count_only_the_holes_the_client_did_not_make(run):
     (check,) = run.grade().gates.outcome.checks
     assert not check.passed and check.observed == 1.0
     assert "1 gaps beyond the 2 the client's deletions explain" in check.detail
+
+
+# ---- changes only: the holes the client's deletions made are not the agent's ------------------
+SCOPE = ChangesOnly(targets=(target("grant", "messages.DELETE"),))
+
+
+def test_the_clients_deletions_are_no_change_of_the_sequence(run):
+    """deletes-fail's healthy control failed `changes only` on sequence(messages.seq) (34 gaps, all
+    the load's own deletes): holes up to one per deletion between the snapshots are the client's."""
+    client_deletes(run, [w for w in newer(run) if w["t"] > 50][:3])  # after agent_start (t=40)
+    for label in ("declaration", "soak_end"):
+        run.snapshots[label]["sequences"]["messages.seq"]["gaps"] = 3
+    check = check_of(run, SCOPE)
+    assert check.passed, check.detail
+    for label in ("declaration", "soak_end"):  # a fourth hole is nobody's deletion: a change
+        run.snapshots[label]["sequences"]["messages.seq"]["gaps"] = 4
+    check = check_of(run, SCOPE)
+    assert not check.passed and "sequence(messages.seq)" in check.detail
+
+
+def test_without_deletions_a_new_hole_is_a_change(run):
+    for label in ("declaration", "soak_end"):
+        run.snapshots[label]["sequences"]["messages.seq"]["gaps"] = 1
+    assert not check_of(run, SCOPE).passed

@@ -131,3 +131,15 @@ def test_a_datastore_chart_value_is_refused_with_what_is_missing():
         compile_text(text)
     (found,) = [d for d in refused.value.diagnostics if d.code == "E0531"]
     assert "sets only the chart value redis.maxmemory" in found.message
+
+
+def test_the_healthy_control_has_nothing_to_remove(tmp_path):
+    """The healthy control injects nothing (its timeline says `faults_injected: false`): the state
+    is as the agent found it, and that is no mask. A faulty run with the same snapshots fails."""
+    run = RecordedRun(tmp_path)
+    run.repairs = [MEMORY]
+    run.timeline["faults_injected"] = False
+    result = graded(run, "memory")
+    assert result.passed and "healthy control" in result.detail
+    del run.timeline["faults_injected"]
+    assert not graded(run, "memory").passed
