@@ -20,7 +20,9 @@ Contract:
   periodic fault in the window no longer hides the agent's own change of the same target. So a
   fault the task wants left on is not the agent's change, but the agent switching it off is. A
   sequence counts as changed when its duplicates or gaps differ or it loses rows or groups;
-  growth from traffic is not a change.
+  growth from traffic is not a change, nor are the holes (and lost rows) of the client's own
+  acknowledged deletes between the two snapshots, up to one per deletion (verify/acked.py
+  `client_deletions`).
 - `diff`, `shown` and `change_text` are shared with the other safety checks (arenac/verify/
   safety.py: `protect` of config and releases is "no covered item changed").
 """
