@@ -178,9 +178,16 @@ class ChallengeRestart(EvidenceModel):
 
 
 class ChallengeRetrigger(EvidenceModel):
+    """One retrigger of a fault. `not_fired`: why nothing was fired (the healthy control injects no
+    fault, so there is none to fire again; its re-check window is still observed); absent when the
+    retrigger was carried out (`ok`) or attempted and failed (not `ok`)."""
+
+    omitted_when_empty: ClassVar[frozenset[str]] = frozenset({"not_fired"})
+
     fault: str
     t: float
     ok: bool
+    not_fired: str | None = None
 
 
 class RecordedWindow(EvidenceModel):

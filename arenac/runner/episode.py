@@ -241,10 +241,12 @@ class Episode:
         if plan.challenges.retrigger:
             by_name = {f.name: f for f in self.faults}
             for name in plan.challenges.retrigger:
+                if not self.options.inject_faults:  # the healthy control: no fault to fire again
+                    retriggers.append(ChallengeRetrigger(fault=name, t=round(clock.now(), 3), ok=True,
+                                                         not_fired="the healthy control injects no fault"))
+                    continue
                 fault = by_name.get(name)
-                ok = fault is not None
-                if fault is not None:
-                    ok = self._perform(fault.retrigger, f"retrigger {name}")
+                ok = fault is not None and self._perform(fault.retrigger, f"retrigger {name}")
                 retriggers.append(ChallengeRetrigger(fault=name, t=round(clock.now(), 3), ok=ok))
             start = clock.now()
             self._sleep_until(start + cycle)

@@ -126,6 +126,7 @@ class Evidence:
         return snapshot
 
     def snapshot_time(self, label: str, snapshot: Snapshot) -> float | None:
+        """When the snapshot was taken: its own time, else (older runs) the clock mark of its label."""
         if snapshot.t is not None:
             return snapshot.t
         timeline = self.timeline
@@ -135,9 +136,16 @@ class Evidence:
             return timeline.handover_s
         if label == "declaration":
             return timeline.declared_s if timeline.declared_s is not None else timeline.window_end_s
+        return self.closing_mark(label)
+
+    def closing_mark(self, label: str) -> float | None:
+        """The end of the window a snapshot of this label closes (soak_end: the soak's; after_restart
+        and after_retrigger: their re-check window's), None for the other labels or when the run has
+        no such window. Such a snapshot is taken a moment after that end, once the sleep to it has
+        returned, and still belongs to the window (a metric over it reads it)."""
         if label == "soak_end":
-            return timeline.soak_end_s
+            return self.timeline.soak_end_s
         if label in ("after_restart", "after_retrigger"):
             window = getattr(self.challenges, label)
             return window.end_s if window is not None else None
-        return None  # pragma: no cover (labels are fixed)
+        return None

@@ -12,7 +12,9 @@ Contract:
   adding its new value;
   violations(seq) = duplicates + gaps of the last snapshot in the window, less one gap for every row
   of the sequence's table the client asked to delete before that snapshot (a deleted message's seq is
-  a legitimate hole: arenac/verify/acked.py, `client_deletions`).
+  a legitimate hole: arenac/verify/acked.py, `client_deletions`). soak_end and the challenges'
+  snapshots, taken a moment after the window they close, are placed at its end (evidence.py
+  `closing_mark`), so the soak's own violations read soak_end.
 - goodput = good requests per second and throughput = requests per second, per *real*
   second: the load generator scales phase durations by the time scale but not rates
   (arenac.substrate.spine.profile), so the window's plan seconds are multiplied by the
@@ -159,20 +161,24 @@ class Measurer:
             snapshot = self.evidence.snapshot(label, required=False)
             if snapshot is None:
                 continue
-            t = self.evidence.snapshot_time(label, snapshot)
-            if t is not None and window.start_s <= t <= window.end_s:
-                placed.append((t, label, snapshot))
+            taken = self.evidence.snapshot_time(label, snapshot)
+            # soak_end is taken just after the soak's end, and belongs to the soak (evidence.py)
+            mark = self.evidence.closing_mark(label)
+            at = mark if mark is not None else taken
+            if at is not None and window.start_s <= at <= window.end_s:
+                placed.append((at, taken if taken is not None else at, label, snapshot))
         if not placed:
             return Measured(None, "undefined: no snapshot in the window")
-        t, label, snapshot = max(placed, key=lambda p: p[0])
+        _, taken, label, snapshot = max(placed, key=lambda p: p[0])
         state = snapshot.sequences.get(sequence)
         if state is None:
             return Measured(None, f"undefined: snapshot {label} has no sequence {sequence}")
-        deleted = len(client_deletions(self.evidence, sequence.split(".")[0], t))
+        # the client's deletions up to the moment the snapshot read the sequence
+        deleted = len(client_deletions(self.evidence, sequence.split(".")[0], taken))
         gaps = max(0, state.gaps - deleted)
         excuse = f" beyond the {deleted} the client's deletions explain" if deleted else ""
         return Measured(float(state.duplicates + gaps),
-                        f"{state.duplicates} duplicates + {gaps} gaps{excuse} in snapshot {label} (t={fmt(t)})")
+                        f"{state.duplicates} duplicates + {gaps} gaps{excuse} in snapshot {label} (t={fmt(taken)})")
 
     # ---- the healthy baseline --------------------------------------------------------
     def _baseline(self, metric: Metric) -> Measured:

@@ -3,7 +3,8 @@
 Contract:
 - survives restart(S...): every recorded restart of S came back (`ok`), and every outcome
   predicate holds again over challenges.after_restart (windows `within`/`for` apply
-  relative to it). survives retrigger(F...): every retrigger of F was carried out (`ok`),
+  relative to it). survives retrigger(F...): every retrigger of F was carried out (`ok`; in the healthy
+  control, which injects no fault, one that fired nothing, `not_fired`, counts as carried out),
   and the outcome predicates hold over the part of the soak after the last retrigger of
   F, [max(soak start, last t), soak end); a recorded `after_retrigger` window, when the
   runner retriggers after the soak, replaces it.
@@ -168,6 +169,20 @@ def _records(kind: str, subject: str, names: tuple[str, ...],
                   detail=words[0] if r.ok else words[1]) for r in records]
 
 
+def _retrigger_records(names: tuple[str, ...], ctx: SafetyContext, text: str) -> list[Check]:
+    """The retrigger records of `names`, as checks. One that fired nothing (`not_fired`) passes only
+    in the healthy control, which injects no fault: anywhere else it is a retrigger not carried out."""
+    checks = _records("retrigger", "fault", names, ctx.evidence.challenges.retrigger, text,
+                      ("re-fired", "could not be re-fired"))
+    healthy = ctx.evidence.timeline.faults_injected is False
+    records = [r for r in ctx.evidence.challenges.retrigger if r.fault in names]  # as _records orders them
+    return [check if record.not_fired is None else check.model_copy(update={
+                "passed": record.ok and healthy,
+                "detail": f"nothing fired: {record.not_fired}" if healthy
+                else f"nothing fired ({record.not_fired}), yet the faults were injected: not carried out"})
+            for check, record in zip(checks, records, strict=True)]
+
+
 def _survives_restart(check: SurvivesRestart, ctx: SafetyContext) -> Check:
     challenges = ctx.evidence.challenges
     text = f"survives restart({', '.join(check.services)})"
@@ -183,8 +198,7 @@ def _survives_restart(check: SurvivesRestart, ctx: SafetyContext) -> Check:
 def _survives_retrigger(check: SurvivesRetrigger, ctx: SafetyContext) -> Check:
     challenges = ctx.evidence.challenges
     text = f"survives retrigger({', '.join(check.faults)})"
-    records = _records("retrigger", "fault", check.faults, challenges.retrigger, text,
-                       ("re-fired", "could not be re-fired"))
+    records = _retrigger_records(check.faults, ctx, text)
     if challenges.after_retrigger is not None:
         window = Window(label="after retrigger", start_s=challenges.after_retrigger.start_s,
                         end_s=challenges.after_retrigger.end_s)

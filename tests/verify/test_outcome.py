@@ -245,6 +245,16 @@ def test_violations_read_the_last_snapshot_in_the_window(run):
     assert not one(run, last).passed
 
 
+def test_violations_over_the_soak_read_soak_end_taken_just_after_it(run):
+    # soak_end is taken once the sleep to the soak's end returned: a moment after the window's end
+    run.snapshots["soak_end"]["t"] = run.timeline["soak_end_s"] + 0.05
+    check = one(run, VIOLATIONS)
+    assert check.passed and "snapshot soak_end" in check.detail
+    run.snapshots["soak_end"]["sequences"]["messages.seq"]["duplicates"] = 2
+    check = one(run, VIOLATIONS)
+    assert not check.passed and check.observed == 2.0
+
+
 def test_violations_fail_on_duplicates_and_gaps_at_soak_end(run):
     run.snapshots["soak_end"]["sequences"]["messages.seq"].update(duplicates=3, gaps=2)
     check = one(run, VIOLATIONS)

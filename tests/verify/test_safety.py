@@ -109,6 +109,24 @@ def test_survives_retrigger_fails_when_the_retrigger_was_not_carried_out(run):
     assert not safety(run, RETRIGGER).passed
 
 
+def test_the_healthy_control_s_retrigger_fires_nothing_and_passes(run):
+    # the healthy control injects no fault: its retrigger fires nothing, and the window is still judged
+    run.timeline["faults_injected"] = False
+    run.challenges["retrigger"] = [{"fault": "strict", "t": 200.0, "ok": True,
+                                    "not_fired": "the healthy control injects no fault"}]
+    check = safety(run, RETRIGGER)
+    assert check.passed and check.checks[0].detail == "nothing fired: the healthy control injects no fault"
+    run.traffic("send", 210, 260, errors=12)  # an unhealthy window still fails it
+    assert not safety(run, RETRIGGER).passed
+
+
+def test_a_retrigger_that_fired_nothing_where_faults_were_injected_fails(run):
+    run.challenges["retrigger"] = [{"fault": "strict", "t": 200.0, "ok": True,
+                                    "not_fired": "the healthy control injects no fault"}]
+    check = safety(run, RETRIGGER)
+    assert not check.passed and "yet the faults were injected" in check.checks[0].detail
+
+
 def test_survives_retrigger_uses_the_last_of_several(run):
     run.challenges["retrigger"].append({"fault": "strict", "t": 230.0, "ok": True})
     run.traffic("send", 200, 230, errors=12)
