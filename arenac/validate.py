@@ -42,7 +42,7 @@ from arenac.model.actions import (
 from arenac.model.gates import ChangesOnly, FaultRemoved, Guard, GuardExpr, NeverRestarted, Protect, SurvivesRestart
 from arenac.model.guards import UNKNOWN, Reader, Reading, evaluate, targets_of
 from arenac.model.substrate import Substrate
-from arenac.model.task import ConcreteFault, PrunedCell, Variant, cell_words
+from arenac.model.task import ConcreteFault, PrunedCell, Variant, cell_words, waits_before_repair
 from arenac.render.rbac import rbac_objects
 
 _OPS = {"<=": operator.le, ">=": operator.ge, "==": operator.eq, "!=": operator.ne, "<": operator.lt, ">": operator.gt}
@@ -157,14 +157,9 @@ def _check_in_window(lowered: LoweredTask, variant: Variant, where: str, errors:
     must wait for it before repairing it, or the injection would undo the repair (E0527)."""
     window, steps = lowered.spec.window_s, lowered.spec.oracle
     for fault in variant.faults:
-        if fault.onset.kind != "in_window" or fault.layer != "runtime" or fault.decoy:
+        if not fault.fires_in_window:
             continue
-        waited = 0.0  # the oracle's fixed waits before it repairs this fault
-        for step in steps:
-            if step.kind == "repair" and step.target == fault.name:
-                break
-            if step.kind == "wait_for":  # `wait until healthy` may return at once: it counts nothing
-                waited += step.duration_s or 0.0
+        waited = sum(steps[index].duration_s or 0.0 for index in waits_before_repair(steps, fault.name))
         needed = fault.onset.after_s + IN_WINDOW_MARGIN_S
         if waited < needed:
             when = f"{format_seconds(waited)} into the agent window" if waited else "as the agent window opens"

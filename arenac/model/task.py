@@ -7,6 +7,7 @@ choice per dimension and every action bound to the channel the access surface al
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import SerializationInfo, SerializerFunctionWrapHandler, model_serializer
@@ -130,6 +131,24 @@ class ConcreteFault(Model):
     manifest: Predicate
     manifest_within_s: float
     decoy: bool = False
+
+    @property
+    def fires_in_window(self) -> bool:
+        """A cause (not a decoy) fired at run time in the agent's window (`after agent start + D`):
+        the oracle must wait for it before repairing it (E0527), and fix-now keeps those waits."""
+        return self.onset.kind == "in_window" and self.layer == "runtime" and not self.decoy
+
+
+def waits_before_repair(oracle: Sequence[OracleStep], fault: str) -> tuple[int, ...]:
+    """The indices of the oracle's fixed waits (`wait D`; `wait until healthy` may return at once and
+    is not one) before its first `repair FAULT` (every one of them when it never repairs it)."""
+    waits = []
+    for index, step in enumerate(oracle):
+        if step.kind == "repair" and step.target == fault:
+            break
+        if step.kind == "wait_for":
+            waits.append(index)
+    return tuple(waits)
 
 
 def cell_words(coordinates: dict[str, str]) -> str:

@@ -22,7 +22,7 @@ from arenac.model.actions import (
     dispatch,
 )
 from arenac.model.substrate import Service, Substrate
-from arenac.model.task import BoundAction, Variant
+from arenac.model.task import BoundAction, Variant, waits_before_repair
 from arenac.render.text import render_text
 
 
@@ -105,13 +105,11 @@ ONSET_WAIT_MARK = "# until a fault fires in the agent's window"
 
 
 def _onset_waits(variant: Variant) -> set[int]:
-    """The indices of the oracle's fixed waits that come before the repair of a fault fired in the
-    agent's window (`after agent start + D`, run time, not a decoy): the waits E0527 counts."""
-    in_window = {f.name for f in variant.faults
-                 if f.onset.kind == "in_window" and f.layer == "runtime" and not f.decoy}
-    steps = variant.spec.oracle
-    last_repair = max((i for i, s in enumerate(steps) if s.kind == "repair" and s.target in in_window), default=-1)
-    return {i for i, s in enumerate(steps[:last_repair]) if s.kind == "wait_for"}
+    """The indices of the oracle's fixed waits before it repairs a fault fired in the agent's
+    window: the waits E0527 counts (validate.py), which fix-now keeps."""
+    repaired = {s.target for s in variant.spec.oracle if s.kind == "repair"}
+    return {index for fault in variant.faults if fault.fires_in_window and fault.name in repaired
+            for index in waits_before_repair(variant.spec.oracle, fault.name)}
 
 
 def solve_script(variant: Variant, substrate: Substrate) -> str:
