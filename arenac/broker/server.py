@@ -14,8 +14,9 @@ Contract:
   start); so is each admin call (`exec:admin-api`) and Redis command (`exec:redis`) that a
   `kubectl exec` makes, `reason` naming the pod. `ActionLog(path, clock)` is such a callback: it
   appends the records to a file.
-- `install_tools(dir)` writes the client executables (see client.py) for the granted tools, and
-  optionally a `sleep` that scales its argument by the time scale (for the oracle's solve.sh).
+- `install_tools(dir)` writes the client executables (clients.py's `write_tool_clients`, the one
+  writer: see client.py) for the granted tools, and optionally a `sleep` that scales its argument by
+  the time scale (for the oracle's solve.sh).
   `socket_as_seen` is the socket's path as the agent sees it (a sandbox mounts the socket's
   directory elsewhere); by default the real one.
 """
@@ -38,7 +39,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, cast
 
-from arenac.broker import client
+from arenac.broker.clients import write_tool_clients
 from arenac.broker.outcome import ToolResult
 from arenac.broker.tools import TOOLS, ToolBox
 
@@ -206,23 +207,9 @@ class Broker:
                       scaled_sleep: bool = False, socket_as_seen: str | None = None) -> list[Path]:
         """Write the client executables into `directory` (created if needed); returns their paths."""
         address = f"unix:{socket_as_seen}" if socket_as_seen else self.address
-        directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
-        source = Path(client.__file__).read_text()
-        python = client_interpreter()
-        written = []
-        for tool in tools or self.tools:
-            path = directory / tool
-            path.write_text(f"#!{python} -I\n{source}\n\nif __name__ == '__main__':\n"
-                            f"    sys.exit(main({tool!r}, {address!r}, {self.token!r}, sys.argv[1:]))\n")
-            path.chmod(0o755)
-            written.append(path)
-        if scaled_sleep:
-            path = directory / "sleep"
-            path.write_text(f"#!{python} -I\n{SLEEP_SOURCE.format(scale=self.toolbox.time_scale)}")
-            path.chmod(0o755)
-            written.append(path)
-        return written
+        return write_tool_clients(directory, tools or self.tools, address, self.token,
+                                  interpreter=client_interpreter(),
+                                  time_scale=self.toolbox.time_scale if scaled_sleep else None)
 
 
 def client_interpreter() -> str:
@@ -234,15 +221,3 @@ def client_interpreter() -> str:
         return system
     return os.path.realpath(sys.executable)
 
-
-SLEEP_SOURCE = '''"""sleep DURATION...: coreutils sleep with every duration multiplied by the episode's time scale."""
-import sys
-import time
-
-UNITS = {{"s": 1, "m": 60, "h": 3600, "d": 86400}}
-total = 0.0
-for word in sys.argv[1:]:
-    unit = word[-1] if word[-1:] in UNITS else "s"
-    total += float(word.rstrip("smhd")) * UNITS[unit]
-time.sleep(total * {scale!r})
-'''
