@@ -97,6 +97,8 @@ def main(tool: str, address: str, token: str, argv: list[str]) -> int:
         argv = _inline_files(tool, argv)
         stdin = sys.stdin.buffer.read() if _wants_stdin(tool, argv) else None
         answer = call(address, token, tool, argv, stdin)
+        if not answer:  # the broker ended the call unanswered: the agent's window closed under it
+            raise OSError("the broker closed the connection without an answer (the agent's window closed?)")
         if answer.get("edit") is not None and answer.get("code", 1) == 0:
             edited = _edit(answer["edit"])
             if edited is None:
