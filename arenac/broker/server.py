@@ -205,22 +205,12 @@ class Broker:
 
     def stop(self) -> None:
         self._stop_unix()
-        if self._tcp is not None:
-            self._tcp.shutdown()
-            self._tcp.server_close()
-            self._tcp = None
-        if self._tcp_thread is not None:
-            self._tcp_thread.join(timeout=5)
-            self._tcp_thread = None
+        _shut(self._tcp, self._tcp_thread)
+        self._tcp = self._tcp_thread = None
 
     def _stop_unix(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
+        _shut(self._server, self._thread)
+        self._server = self._thread = None
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
@@ -299,6 +289,15 @@ class Broker:
         return write_tool_clients(directory, tools or self.tools, address, self.token,
                                   interpreter=client_interpreter(),
                                   time_scale=self.toolbox.time_scale if scaled_sleep else None)
+
+
+def _shut(server: socketserver.BaseServer | None, thread: threading.Thread | None) -> None:
+    """Stop a listener and its serving thread (either may be missing)."""
+    if server is not None:
+        server.shutdown()
+        server.server_close()
+    if thread is not None:
+        thread.join(timeout=5)
 
 
 def client_interpreter() -> str:
