@@ -6,7 +6,7 @@ the episode's token; it holds nothing else. It sends `{"token", "tool", "argv", 
 as one JSON line and prints the answer `{"code", "stdout", "stderr", "edit"}`. Local files and
 standard input are read here (`kubectl patch --patch-file`, `db-sql -f`, `kubectl exec -i`,
 `admin-api ... -`), and `kubectl edit` runs $KUBE_EDITOR / $EDITOR here, between its two rounds.
-Every decision is the broker's.
+Every decision is the broker's. The broker's address is `unix:PATH`, `tcp:HOST:PORT` or `HOST:PORT`.
 """
 
 from __future__ import annotations
@@ -25,18 +25,17 @@ PROTOCOL_LIMIT = 64 * 1024 * 1024
 
 def call(address: str, token: str, tool: str, argv: list[str], stdin: bytes | None = None,
          edit: str | None = None) -> dict:
-    kind, _, where = address.partition(":")
-    if kind == "unix":
+    if address.startswith("unix:"):
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        target: str | tuple[str, int] = where
-    else:
-        host, _, port = where.rpartition(":")
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        target = (host, int(port))
+        sock.connect(address[len("unix:"):])
+    else:  # tcp:HOST:PORT or HOST:PORT (an export's agent container: harness:7400)
+        host, _, port = address.removeprefix("tcp:").rpartition(":")
+        if not host or not port.isdigit():
+            raise ValueError(f"bad broker address {address!r}: use unix:PATH, tcp:HOST:PORT or HOST:PORT")
+        sock = socket.create_connection((host.strip("[]"), int(port)))
     request = {"token": token, "tool": tool, "argv": argv, "edit": edit,
                "stdin": base64.b64encode(stdin).decode() if stdin is not None else None}
     with sock:
-        sock.connect(target)
         sock.sendall(json.dumps(request).encode() + b"\n")
         chunks, size = [], 0
         while True:
@@ -98,6 +97,8 @@ def main(tool: str, address: str, token: str, argv: list[str]) -> int:
         argv = _inline_files(tool, argv)
         stdin = sys.stdin.buffer.read() if _wants_stdin(tool, argv) else None
         answer = call(address, token, tool, argv, stdin)
+        if not answer:  # the broker ended the call unanswered: the agent's window closed under it
+            raise OSError("the broker closed the connection without an answer (the agent's window closed?)")
         if answer.get("edit") is not None and answer.get("code", 1) == 0:
             edited = _edit(answer["edit"])
             if edited is None:

@@ -5,7 +5,10 @@ Contract:
   socket in a fresh private directory, created in `parent` when given (the socket itself is
   world-connectable so that an unprivileged agent user can reach it; the per-episode secret `token`
   is what authenticates) and serves each connection in a thread; `stop()` closes it and removes the
-  directory. Idempotent.
+  directory. Idempotent. `listen_tcp(host, port)` listens on TCP as well (an external agent in
+  another container: the same protocol, the same token); `close()` ends the agent's window: calls
+  in flight have their connections shut down, later ones are refused (and not recorded), the Unix
+  socket goes and a TCP listener answers only that refusal until `stop()`.
 - A request is one JSON line `{"token", "tool", "argv", "stdin" (base64 | null), "edit"}`; the
   answer one JSON line `{"code", "stdout", "stderr", "edit"}`. A wrong token or a tool the
   episode does not grant is refused.
@@ -14,8 +17,9 @@ Contract:
   start); so is each admin call (`exec:admin-api`) and Redis command (`exec:redis`) that a
   `kubectl exec` makes, `reason` naming the pod. `ActionLog(path, clock)` is such a callback: it
   appends the records to a file.
-- `install_tools(dir)` writes the client executables (see client.py) for the granted tools, and
-  optionally a `sleep` that scales its argument by the time scale (for the oracle's solve.sh).
+- `install_tools(dir)` writes the client executables (clients.py's `write_tool_clients`, the one
+  writer: see client.py) for the granted tools, and optionally a `sleep` that scales its argument by
+  the time scale (for the oracle's solve.sh).
   `socket_as_seen` is the socket's path as the agent sees it (a sandbox mounts the socket's
   directory elsewhere); by default the real one.
 """
@@ -29,6 +33,7 @@ import json
 import os
 import secrets
 import shutil
+import socket
 import socketserver
 import sys
 import tempfile
@@ -38,7 +43,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, cast
 
-from arenac.broker import client
+from arenac.broker.clients import write_tool_clients
 from arenac.broker.outcome import ToolResult
 from arenac.broker.tools import TOOLS, ToolBox
 
@@ -59,27 +64,47 @@ class ActionLog:
             handle.write(line)
 
 
-class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
-    daemon_threads = True
+class _Quiet:
     broker: Broker
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         # a client gone mid-call (the freeze killed it, or it gave up) is no error of the harness and
         # prints nothing on the runner's console; anything else is a bug, reported as socketserver does
-        if isinstance(sys.exc_info()[1], ConnectionError):
+        error = sys.exc_info()[1]
+        if isinstance(error, ConnectionError) or (isinstance(error, OSError) and self.broker.closed):
             return
-        super().handle_error(request, client_address)
+        socketserver.BaseServer.handle_error(cast(socketserver.BaseServer, self), request, client_address)
+
+
+class _Server(_Quiet, socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+
+
+class _TcpServer(_Quiet, socketserver.ThreadingMixIn, socketserver.TCPServer):
+    daemon_threads = True
+    allow_reuse_address = True  # a harness restarted in its container listens again at once
 
 
 class _Handler(socketserver.StreamRequestHandler):
+    def setup(self) -> None:
+        super().setup()
+        cast(_Server, self.server).broker._connected(self.request, True)
+
+    def finish(self) -> None:
+        cast(_Server, self.server).broker._connected(self.request, False)
+        try:
+            super().finish()
+        except OSError:
+            pass  # the connection was shut down at the close
+
     def handle(self) -> None:
         line = self.rfile.readline(MAX_REQUEST + 1)
         server = cast(_Server, self.server)  # typeshed knows it only as a BaseServer
         answer = server.broker.answer(line)
         try:
             self.wfile.write(json.dumps(answer).encode() + b"\n")
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the client is gone (the freeze killed it mid-call); the call was logged already
+        except OSError:
+            pass  # the client is gone (the freeze killed it mid-call, or the close ended it); the call was logged
 
 
 class Broker:
@@ -97,6 +122,11 @@ class Broker:
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self._dir: Path | None = None
+        self._tcp: _TcpServer | None = None
+        self._tcp_thread: threading.Thread | None = None
+        self._closed = threading.Event()  # close(): the agent's window is over
+        self._connections: set[Any] = set()
+        self._connections_lock = threading.Lock()
         set_audit = getattr(toolbox, "set_audit", None)
         if set_audit is not None:
             set_audit(self._audit)
@@ -129,14 +159,58 @@ class Broker:
         self._thread.start()
         return self.address
 
+    def listen_tcp(self, host: str, port: int) -> str:
+        """Also listen on TCP at HOST:PORT (0: any free port); returns the address `tcp:HOST:PORT`
+        (the port bound). The token is the one authentication: give it to no one but the agent."""
+        if self._tcp is None:
+            self._tcp = _TcpServer((host, port), _Handler)
+            self._tcp.broker = self
+            self._tcp_thread = threading.Thread(target=self._tcp.serve_forever, name="arenac-broker-tcp",
+                                                daemon=True)
+            self._tcp_thread.start()
+        return self.tcp_address
+
+    @property
+    def tcp_address(self) -> str:
+        if self._tcp is None:
+            raise RuntimeError("the broker does not listen on TCP")
+        host, port = self._tcp.server_address[:2]
+        return f"tcp:{host!s}:{port}"
+
+    @property
+    def closed(self) -> bool:
+        return self._closed.is_set()
+
+    def close(self) -> None:
+        """The agent's window is over: every later call is refused (and not recorded: the agent's
+        record ends here), the connections of calls in flight are shut down, the Unix socket goes.
+        A TCP listener stays, answering the refusal, until `stop()`: an agent that outlives its
+        window (an external one) reads why, rather than a refused connection. Idempotent."""
+        self._closed.set()
+        self._stop_unix()
+        with self._connections_lock:
+            connections = list(self._connections)
+        for connection in connections:
+            try:
+                connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass  # already gone
+
+    def _connected(self, connection: Any, opened: bool) -> None:
+        with self._connections_lock:
+            if opened:
+                self._connections.add(connection)
+            else:
+                self._connections.discard(connection)
+
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
+        self._stop_unix()
+        _shut(self._tcp, self._tcp_thread)
+        self._tcp = self._tcp_thread = None
+
+    def _stop_unix(self) -> None:
+        _shut(self._server, self._thread)
+        self._server = self._thread = None
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
             self._dir = None
@@ -154,6 +228,8 @@ class Broker:
             request = json.loads(line) if len(line) <= MAX_REQUEST else None
         except ValueError:
             request = None
+        if self.closed:  # nothing of the agent's is read, decided or recorded any more
+            return ToolResult(1, "", "error: the agent's window is closed: no further actions\n", False).to_wire()
         if not isinstance(request, dict) or not isinstance(request.get("argv"), list):
             return ToolResult(1, "", "error: malformed request\n").to_wire()
         tool = str(request.get("tool"))
@@ -171,7 +247,11 @@ class Broker:
     def call(self, tool: str, argv: Sequence[str], stdin: bytes | None = None, edit: str | None = None) -> ToolResult:
         """One tool call, decided and logged (the socket's path, and the runner's or a test's in-process one).
         Once the repair is declared nothing more is done: the freeze follows, and a call that races
-        it (a detached process, a call already in flight) must not land after the declaration."""
+        it (a detached process, a call already in flight) must not land after the declaration.
+        After `close()` nothing is done or recorded."""
+        if self.closed:
+            return ToolResult(1, "", f"{tool}: the agent's window is closed; no further actions\n", False,
+                              "after the freeze")
         if self.toolbox.declared.is_set() and tool != "declare_repair_complete":
             result = ToolResult(1, "", f"{tool}: the repair was declared complete; no further actions\n", False,
                                 "after the declaration")
@@ -206,23 +286,18 @@ class Broker:
                       scaled_sleep: bool = False, socket_as_seen: str | None = None) -> list[Path]:
         """Write the client executables into `directory` (created if needed); returns their paths."""
         address = f"unix:{socket_as_seen}" if socket_as_seen else self.address
-        directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
-        source = Path(client.__file__).read_text()
-        python = client_interpreter()
-        written = []
-        for tool in tools or self.tools:
-            path = directory / tool
-            path.write_text(f"#!{python} -I\n{source}\n\nif __name__ == '__main__':\n"
-                            f"    sys.exit(main({tool!r}, {address!r}, {self.token!r}, sys.argv[1:]))\n")
-            path.chmod(0o755)
-            written.append(path)
-        if scaled_sleep:
-            path = directory / "sleep"
-            path.write_text(f"#!{python} -I\n{SLEEP_SOURCE.format(scale=self.toolbox.time_scale)}")
-            path.chmod(0o755)
-            written.append(path)
-        return written
+        return write_tool_clients(directory, tools or self.tools, address, self.token,
+                                  interpreter=client_interpreter(),
+                                  time_scale=self.toolbox.time_scale if scaled_sleep else None)
+
+
+def _shut(server: socketserver.BaseServer | None, thread: threading.Thread | None) -> None:
+    """Stop a listener and its serving thread (either may be missing)."""
+    if server is not None:
+        server.shutdown()
+        server.server_close()
+    if thread is not None:
+        thread.join(timeout=5)
 
 
 def client_interpreter() -> str:
@@ -234,15 +309,3 @@ def client_interpreter() -> str:
         return system
     return os.path.realpath(sys.executable)
 
-
-SLEEP_SOURCE = '''"""sleep DURATION...: coreutils sleep with every duration multiplied by the episode's time scale."""
-import sys
-import time
-
-UNITS = {{"s": 1, "m": 60, "h": 3600, "d": 86400}}
-total = 0.0
-for word in sys.argv[1:]:
-    unit = word[-1] if word[-1:] in UNITS else "s"
-    total += float(word.rstrip("smhd")) * UNITS[unit]
-time.sleep(total * {scale!r})
-'''

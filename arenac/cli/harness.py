@@ -10,6 +10,8 @@ reference; the work is arenac/runner/harness_commands.py's, with the local episo
   sample          --plan P (--target-namespace NS | --endpoints F) [--wait-s S] [--duration-s D]
   loadgen         --plan P --target URL --time-scale S [--duration-s D]
   serve-evidence  [--dir D] [--host H] [--port N]
+  episode | status | finish   one episode with an external agent (a Harbor task's harness
+                  container): cli/harness_episode.py, whose exit codes are its own
 
 Every command but serve-evidence takes `--run-dir` (default /var/arenac/run, what the chart's
 grader grades) and writes the local run directory's files there; the ones with hands on the
@@ -340,3 +342,12 @@ def serve_evidence(root: Path, host: str, port: int) -> None:
     finally:
         server.shutdown()
         server.server_close()
+
+
+# one episode with an external agent, as a Harbor task's harness container runs it (its own module:
+# it shares nothing of the commands above but the group)
+from arenac.cli.harness_episode import episode, finish, status  # noqa: E402 - after the group it joins
+
+harness.add_command(episode)
+harness.add_command(status)
+harness.add_command(finish)

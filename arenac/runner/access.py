@@ -32,8 +32,11 @@ class AgentAccess:
     tools_dir: Path
 
     @classmethod
-    def start(cls, bundle, stack, scratch: Path, log, on_declare, sandboxed: bool = False) -> AgentAccess:
-        """`sandboxed`: the agent reaches the broker's socket where its sandbox mounts it."""
+    def start(cls, bundle, stack, scratch: Path, log, on_declare, sandboxed: bool = False,
+              token: str | None = None, listen: tuple[str, int] | None = None) -> AgentAccess:
+        """`sandboxed`: the agent reaches the broker's socket where its sandbox mounts it. `token`:
+        the broker's (default: a fresh secret); `listen`: also serve on TCP at (host, port), for an
+        agent outside this machine's processes (external_agent.py)."""
         plan = bundle.plan
         rbac = [yaml.safe_load(data.decode("utf-8")) for data in bundle.rbac_bytes]  # as pinned at opening
         cluster = LocalCluster(stack)
@@ -42,8 +45,10 @@ class AgentAccess:
         toolbox = ToolBox(cluster, plan.access, rbac, time_scale=log.clock.time_scale, on_declare=on_declare,
                           agent_clock=clock)
         broker = Broker(toolbox, tools=brokered_tools(plan), on_action=ActionLog(log.path.parent / "actions.jsonl"),
-                        clock=log.clock.now)
+                        clock=log.clock.now, token=token)
         broker.start(parent=scratch)  # reaped with the scratch directory, however the runner ends
+        if listen is not None:
+            broker.listen_tcp(*listen)
         (scratch / "agent").mkdir(mode=0o711, exist_ok=True)
         tools_dir = scratch / "agent" / "tools"
         broker.install_tools(tools_dir, scaled_sleep=True,
@@ -65,7 +70,7 @@ class AgentAccess:
     def close_agent_access(self) -> int:
         """After the freeze nobody may act: the broker stops answering, and what the agent's calls
         still run (a long db-sql, an exec's leftovers) is ended. Returns how many were running."""
-        self.broker.stop()
+        self.broker.close()
         return self.broker.toolbox.inflight.end_all()
 
     def stop(self) -> None:

@@ -41,12 +41,13 @@ from arenac.sandbox import (
 from arenac.sandbox import command as sandbox_command
 
 AGENT_USER = "arenac-agent"
+EXTERNAL = "external"  # the agent of `arenac harness episode`: another container's, never started here
 _SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 
 @dataclass(frozen=True)
 class AgentSpec:
-    name: str  # oracle | noop | cmd | adversary:NAME
+    name: str  # oracle | noop | cmd | adversary:NAME | external
     command: str
     files: tuple[Path, ...] = ()  # copied into the working directory before the command starts
 
@@ -58,6 +59,8 @@ class AgentSpec:
             return cls("noop", "sleep 1; declare_repair_complete")
         if text.startswith("cmd:"):
             return cls("cmd", text[4:])
+        if text == EXTERNAL:  # no process of the harness's: it acts through the broker only (external_agent.py)
+            return cls(EXTERNAL, "")
         if text.startswith("adversary:"):  # the built-in adversarial suite (raises naming the strategies)
             command, files = adversaries.resolve(text[len("adversary:"):], solve_script)
             return cls(text, command, files)
@@ -127,7 +130,7 @@ class AgentLaunch:
 class FreezeRecord:
     """What the freeze did: how, how many processes it ended, and any that it could not."""
 
-    method: str  # pid-namespace | killpg
+    method: str  # pid-namespace | killpg | external: ...
     processes_stopped: int
     remaining: tuple[int, ...]
 
@@ -143,6 +146,10 @@ class AgentProcess:
 
     def running(self) -> bool:
         return self.process.poll() is None
+
+    @property
+    def exit_code(self) -> int | None:
+        return self.process.returncode
 
     def freeze(self) -> FreezeRecord:
         """End every process of the agent, in one step when it is sandboxed; prove none remain."""

@@ -13,7 +13,8 @@ backend owns the machinery the plan runs on, and nothing of the plan's timing:
   one is the infrastructure's failure unless the agent caused it: watch.py).
 - `open_doors(log, on_declare)` opens the agent's access: the brokered tools, every call logged in
   actions.jsonl beside `log`; `on_declare` is called when the agent declares.
-- `start_agent(spec, log_path)` starts the agent against those doors, isolated as the backend can.
+- `start_agent(spec, log_path)` starts the agent against those doors, isolated as the backend can,
+  and returns it as a `RunningAgent` (running, freeze, exit code).
 - `restart(service)` restarts one service (the restart challenge); `snapshot(t, baseline_ids,
   configmaps)` records the state that scope and safety read (`configmaps=False`: without what the
   workloads' ConfigMaps hold, as a live check's snapshot needs none).
@@ -33,7 +34,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # types only: a backend's modules are imported by the backend that needs them
     from arenac.model.evidence import Snapshot
-    from arenac.runner.agents import AgentProcess, AgentSpec
+    from arenac.runner.agents import AgentSpec, FreezeRecord
     from arenac.runner.clock import EpisodeClock
     from arenac.runner.harness_io import HarnessIO
     from arenac.runner.records import EventLog
@@ -55,6 +56,22 @@ class AgentDoors(Protocol):
         ...
 
 
+class RunningAgent(Protocol):
+    """The agent, started: the plan's window watches it and freezes it (agents.py's AgentProcess;
+    an external agent's stand-in, external_agent.py)."""
+
+    def running(self) -> bool:
+        """False once the agent is done (its process exited; an external agent's phase ended)."""
+        ...
+
+    def freeze(self) -> FreezeRecord:
+        """End everything of the agent's and say how; idempotent."""
+        ...
+
+    @property
+    def exit_code(self) -> int | None: ...
+
+
 class Backend(Protocol):
     name: str
 
@@ -63,7 +80,7 @@ class Backend(Protocol):
     def start_load(self, evidence: Path, live_file: Path) -> RunningLoad: ...
     def watch(self, clock: EpisodeClock, on_loss: Callable[[], None]) -> PartsWatch: ...
     def open_doors(self, log: EventLog, on_declare: Callable[[], None]) -> AgentDoors: ...
-    def start_agent(self, spec: AgentSpec, log_path: Path) -> AgentProcess: ...
+    def start_agent(self, spec: AgentSpec, log_path: Path) -> RunningAgent: ...
     def restart(self, service: str) -> None: ...
     def snapshot(self, t: float, baseline_ids: dict[str, int] | None, configmaps: bool = True) -> Snapshot: ...
     def stop_agent_side(self) -> None: ...

@@ -33,8 +33,8 @@ from arenac.model.evidence import (
 )
 from arenac.runner import harness_adapters as adapters
 from arenac.runner.acked import record_acked_state
-from arenac.runner.agents import AgentProcess, AgentSpec
-from arenac.runner.backend import Backend
+from arenac.runner.agents import AgentSpec
+from arenac.runner.backend import Backend, RunningAgent
 from arenac.runner.backlog import BacklogSamples, JobRunSamples
 from arenac.runner.harness_io import HarnessIO
 from arenac.runner.onsets import Manifestation, Onsets
@@ -85,7 +85,7 @@ class Episode:
         self.faults = list(self.plan.faults) if options.inject_faults else []
         self.started = time.monotonic()
         self.io: HarnessIO | None = None
-        self.agent: AgentProcess | None = None
+        self.agent: RunningAgent | None = None
         self.declared = threading.Event()
         self.window_closed = threading.Event()  # the agent declared, stopped, or its window ran out
         # the manifestation of each fault fired in the agent's window (None: the episode stopped first)
@@ -203,7 +203,7 @@ class Episode:
             agent=agent.name, declared=declared, declared_s=round(declared_at, 3), frozen_s=round(frozen_at, 3),
             processes_stopped=frozen.processes_stopped, method=frozen.method,
             processes_remaining=tuple(frozen.remaining), sandbox=self.sandbox,
-            sandbox_reason=self.sandbox_reason or None, agent_exit_code=process.process.returncode))
+            sandbox_reason=self.sandbox_reason or None, agent_exit_code=process.exit_code))
         self.log("agent_frozen", declared=declared, processes=frozen.processes_stopped, remaining=len(frozen.remaining))
         if frozen.remaining:
             raise InfraError(f"the freeze left {len(frozen.remaining)} agent process(es) running")

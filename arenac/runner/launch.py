@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from arenac.runner import adversaries
-from arenac.runner.agents import AgentSpec, agent_account
+from arenac.runner.agents import EXTERNAL, AgentSpec, agent_account
 from arenac.runner.bundle import BundleRefused, RunnableBundle, open_bundle
 from arenac.runner.capacity import jobs_warning, measure_capacity
 from arenac.runner.lifetime import RunnerCgroups, reap_dead_runners
@@ -121,6 +121,8 @@ def check_agent(agent: str) -> str | None:
         spec = AgentSpec.parse(agent, Path("solve.sh"))
     except ValueError as error:
         return str(error)
+    if spec.name == EXTERNAL:
+        return "the external agent runs only under `arenac harness episode` (its broker listens on TCP)"
     return command_problem(spec.command) if spec.name == "cmd" else None
 
 

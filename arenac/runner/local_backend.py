@@ -18,7 +18,8 @@ from typing import IO, Any
 
 from arenac.model.evidence import Snapshot
 from arenac.runner.access import AgentAccess
-from arenac.runner.agents import AgentLaunch, AgentProcess, AgentSpec, claim_agent_account, start_agent
+from arenac.runner.agents import AgentLaunch, AgentSpec, claim_agent_account, start_agent
+from arenac.runner.backend import RunningAgent
 from arenac.runner.bundle import RunnableBundle
 from arenac.runner.clock import EpisodeClock
 from arenac.runner.harness_io import HarnessIO
@@ -89,7 +90,7 @@ class LocalBackend:
                                        sandboxed=self.sandbox.mechanism == "bwrap")
         return self.doors
 
-    def start_agent(self, spec: AgentSpec, log_path: Path) -> AgentProcess:
+    def start_agent(self, spec: AgentSpec, log_path: Path) -> RunningAgent:
         if self.doors is None:
             raise RuntimeError("the agent's doors are not open (open_doors first)")
         account, self.account_lock = claim_agent_account(self.state.root)

@@ -15,6 +15,7 @@ import shutil
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import asyncpg
@@ -52,9 +53,11 @@ def _settle_writeback(log: EventLog) -> None:
     log("writeback_settled", seconds=round(time.monotonic() - started, 3))
 
 
-def run_episode(bundle: RunnableBundle, options: EpisodeOptions, stop: threading.Event | None = None) -> EpisodeResult:
+def run_episode(bundle: RunnableBundle, options: EpisodeOptions, stop: threading.Event | None = None,
+                make_backend: Callable[..., LocalBackend] = LocalBackend) -> EpisodeResult:
     """One episode; raises SandboxUnavailable (before anything starts) when the sandbox asked for
-    cannot be had."""
+    cannot be had. `make_backend`: the backend's class, given LocalBackend's arguments (the
+    external agent's, external_agent.py, replaces its agent's two steps)."""
     started = time.monotonic()
     sandbox = probe(options.isolation.sandbox)
     stop = _linked(stop)  # the caller's stop (Ctrl-C) ends this episode; its own teardown ends only it
@@ -69,7 +72,7 @@ def run_episode(bundle: RunnableBundle, options: EpisodeOptions, stop: threading
     state = StateDir.default().register(scratch)
     clock = EpisodeClock(options.time_scale)
     log = EventLog(out / "events.jsonl", clock)
-    backend = LocalBackend(bundle, scratch, state, options.time_scale, sandbox,
+    backend = make_backend(bundle, scratch, state, options.time_scale, sandbox,
                            agent_ro=options.isolation.agent_ro, agent_network=options.isolation.agent_network)
     episode = Episode(bundle, options, clock, log, evidence, scratch, stop,
                        Timeline.begun(options.time_scale, options.bound_by, healthy=not options.inject_faults), backend,

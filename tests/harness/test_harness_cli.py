@@ -32,7 +32,8 @@ from arenac.substrate.spine.driver import DRIVER
 from arenac.substrate.spine.in_cluster import acl_passwords
 from helpers.harness_plans import chart_layer_burst, runs_sql, runtime_at_start
 
-COMMANDS = {"inject", "trigger", "snapshot", "acked", "sample", "loadgen", "serve-evidence"}
+COMMANDS = {"inject", "trigger", "snapshot", "acked", "sample", "loadgen", "serve-evidence",
+            "episode", "status", "finish"}
 
 
 def run(*args: str):
