@@ -91,7 +91,17 @@ def _score(free: Resources, allocatable: Resources, pod: Resources) -> float:
 
 def place(pods: Sequence[Resources], free: list[Resources], allocatable: Sequence[Resources],
           policy: str = "least-allocated") -> list[int] | None:
-    """Place every pod (changing `free`) and return each pod's node, or place none and return None."""
+    """Place every pod (changing `free`) and return each pod's node, or place none and return None.
+    `least-allocated` and `first-fit` place pod by pod; `pinned` puts the whole trial on one node (the
+    least allocated where it all fits), as a backend that pins each trial's pods to a node would."""
+    if policy == "pinned":
+        total = sum(pods, Resources())
+        feasible = [n for n, room in enumerate(free) if total.fits_in(room)]
+        if not feasible:
+            return None
+        node = max(feasible, key=lambda n: (_score(free[n], allocatable[n], total), -n))
+        free[node] = free[node] - total
+        return [node] * len(pods)
     chosen: list[int] = []
     for pod in pods:
         feasible = [n for n, room in enumerate(free) if pod.fits_in(room)]
@@ -106,6 +116,15 @@ def place(pods: Sequence[Resources], free: list[Resources], allocatable: Sequenc
         free[node] = free[node] - pod
         chosen.append(node)
     return chosen
+
+
+def placed_at_once(pods: Sequence[Resources], allocatable: Sequence[Resources], policy: str = "least-allocated") -> int:
+    """How many copies of one trial the placement puts on the empty nodes before one does not fit."""
+    free = list(allocatable)
+    count = 0
+    while place(pods, free, allocatable, policy) is not None:
+        count += 1
+    return count
 
 
 def simulate(trials: Sequence[SimTrial], allocatable: Sequence[Resources], jobs: int,
@@ -211,7 +230,8 @@ def most_of(bundles: Sequence[Bundle]) -> Resources:
     return peak
 
 
-def node_table(shapes: Sequence[NodeShape], per_trial: Resources) -> None:
+def node_table(shapes: Sequence[NodeShape], bundles: Sequence[Bundle]) -> None:
+    per_trial = most_of(bundles)
     print(f"per trial (the cohort's largest peak, resource by resource): {_req(per_trial)}")
     print("| node | allocatable | by cpu | by memory | by pods | trials per node |")
     print("| --- | --- | --- | --- | --- | --- |")
@@ -220,6 +240,24 @@ def node_table(shapes: Sequence[NodeShape], per_trial: Resources) -> None:
         by = {name: getattr(a, name) // need for name, need in per_trial.items() if need}
         print(f"| {shape.name} | {_req(a)} | {by['cpu_m']} | {by['memory_b']} | {by['pods']} | "
               f"**{trials_per_node(a, per_trial)}** |")
+    kinds: dict[Resources, tuple[Resources, ...]] = {}
+    for bundle in bundles:
+        kinds.setdefault(bundle.requests.peak, tuple(bundle.requests.pods()))
+    print("\nplaced at once on N empty nodes, one kind of trial: N x trials per node (analytic) / the scheduler's "
+          "pod-by-pod least-allocated placement (simulated) / each trial pinned to one node (simulated)")
+    print("| node | trial peak | " + " | ".join(f"N = {n}" for n in NODE_COUNTS) + " |")
+    print("| --- | --- | " + " | ".join("---" for _ in NODE_COUNTS) + " |")
+    for shape in shapes:
+        for peak, pods in sorted(kinds.items(), key=lambda item: (item[0].cpu_m, item[0].memory_b, item[0].pods)):
+            cells = []
+            for nodes in NODE_COUNTS:
+                allocatable = [shape.allocatable] * nodes
+                analytic = nodes * trials_per_node(shape.allocatable, peak)
+                spread = placed_at_once(pods, allocatable)
+                pinned = placed_at_once(pods, allocatable, "pinned")
+                mark = " **short**" if spread < analytic else ""
+                cells.append(f"{analytic} / {spread} / {pinned}{mark}")
+            print(f"| {shape.name} | {_req(peak)} | " + " | ".join(cells) + " |")
 
 
 @dataclass(frozen=True)
@@ -328,7 +366,7 @@ def main() -> None:
     requests_table(bundles)
     print(f"\nnodes: capacity less a reserve of {options.reserve_cpu_m}m cpu, {options.reserve_memory_mi}Mi memory, "
           "5 DaemonSet pods of the kubelet's 110")
-    node_table(shapes, most_of(bundles))
+    node_table(shapes, bundles)
     print(f"\ntrial timing: provisioning {options.provision_s:g} s and teardown with grading {options.teardown_s:g} s "
           "(real, assumed: no Kubernetes backend measures them yet); a fault shows at a uniform share of its bound; "
           f"agents use all their window with probability {timing.agent.full_share:g}, else a uniform share in "
