@@ -3,6 +3,7 @@ trials per node for a few node shapes, and the wall time of a campaign of T tria
 analytic model (arenac/k8s/capacity.py) against a discrete-event simulation of the scheduler.
 
     .venv/bin/python bench/capacity.py [--build DIR] [--seed 1] [--provision-s 60] [--teardown-s 45]
+        [--reserve-cpu-m 250] [--reserve-memory-mi 1024] [--max-pods 110]
 
 Without --build it compiles tasks/ into a temporary directory under build/ with the project's own
 pipeline (`compile_paths`, `write_bundles`). Output is deterministic for the same bundles and options.
@@ -197,6 +198,8 @@ def compile_cohort(out: Path) -> None:
 
 
 def _mi(count: int) -> str:
+    if count and count % GI == 0:
+        return f"{count // GI}Gi"
     return f"{count // MI}Mi" if count % MI == 0 else f"{count / MI:.1f}Mi"
 
 
@@ -211,9 +214,10 @@ def requests_table(bundles: Sequence[Bundle]) -> None:
         r = bundle.requests
         agent = _req(r.agent_total) if r.agent else "none in the chart"
         line = (f"| {_req(r.application_total)} | {_req(r.harness_total)} | {agent} | {_req(r.surge)} | "
-                f"{r.volume_claims} x {r.volume_storage_b // GI}Gi | **{_req(r.peak)}** |")
+                f"{r.volume_claims} ({_mi(r.volume_storage_b)}) | **{_req(r.peak)}** |")
         rows.setdefault((bundle.task, line), []).append(bundle.variant)
-    print("| task | variants | application ns | harness ns | agent | rolling-restart surge | PVCs | trial peak |")
+    print("| task | variants | application ns | harness ns | agent | rolling-restart surge | PVCs (storage) | "
+          "trial peak |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for (task, line), variants in rows.items():
         print(f"| {task} | {len(variants)} {line}")
@@ -350,6 +354,7 @@ def main() -> None:
     parser.add_argument("--teardown-s", type=float, default=45.0, help="real seconds to grade and tear it down")
     parser.add_argument("--reserve-cpu-m", type=int, default=250, help="a node's system reserve, millicores")
     parser.add_argument("--reserve-memory-mi", type=int, default=1024, help="a node's system reserve, MiB")
+    parser.add_argument("--max-pods", type=int, default=110, help="the kubelet's pods per node (default 110)")
     options = parser.parse_args()
     if options.build:
         bundles = load_bundles(options.build)
@@ -360,12 +365,13 @@ def main() -> None:
             bundles = load_bundles(Path(out))
     timing = TrialTiming(provision_s=options.provision_s, teardown_s=options.teardown_s, agent=AgentWindowUse())
     shapes = [NodeShape.of(cpu, memory, reserve_cpu_m=options.reserve_cpu_m,
-                           reserve_memory_mi=options.reserve_memory_mi) for cpu, memory in SHAPES]
+                           reserve_memory_mi=options.reserve_memory_mi, max_pods=options.max_pods)
+              for cpu, memory in SHAPES]
     print(f"{len(bundles)} bundles of {len({b.task for b in bundles})} tasks; chart rendered with Helm into "
           "namespace arenac-trial (application) beside the chart's harness namespace")
     requests_table(bundles)
     print(f"\nnodes: capacity less a reserve of {options.reserve_cpu_m}m cpu, {options.reserve_memory_mi}Mi memory, "
-          "5 DaemonSet pods of the kubelet's 110")
+          f"5 DaemonSet pods of the kubelet's {options.max_pods}")
     node_table(shapes, bundles)
     print(f"\ntrial timing: provisioning {options.provision_s:g} s and teardown with grading {options.teardown_s:g} s "
           "(real, assumed: no Kubernetes backend measures them yet); a fault shows at a uniform share of its bound; "
