@@ -54,7 +54,13 @@ def manifest_for(files: dict[str, str | bytes], inputs: dict[str, bytes], task: 
 
 def bundle_digest(manifest: dict) -> str:
     """sha256 of the canonical JSON of the manifest without its `bundle_digest` field."""
-    return sha256(dump_json({k: v for k, v in manifest.items() if k != "bundle_digest"}).encode("utf-8"))
+    return manifest_digest(manifest, "bundle_digest")
+
+
+def manifest_digest(manifest: dict, digest_key: str) -> str:
+    """sha256 of the canonical JSON of a manifest without its own digest field `digest_key` (a
+    bundle's manifest.json: `bundle_digest`; another tree's manifest of the same shape names its own)."""
+    return sha256(dump_json({k: v for k, v in manifest.items() if k != digest_key}).encode("utf-8"))
 
 
 def write_bundle(directory: Path, files: dict[str, str | bytes], executables: frozenset[str]) -> None:
@@ -103,23 +109,27 @@ class BundleCheck:
         return ([self.problem] if self.problem else []) + [f"{kind}: {path}" for kind, paths in kinds for path in paths]
 
 
-def verify_bundle(directory: Path) -> BundleCheck:
+def verify_bundle(directory: Path, manifest_name: str = MANIFEST, digest_key: str = "bundle_digest") -> BundleCheck:
+    """Check `directory` against its manifest. A tree other than a bundle that lists its files the
+    same way (`artefacts`: path, sha256, mode; a digest over the rest under `digest_key`) names its
+    own manifest file and digest field: an exported Harbor task's arenac-export.json is one."""
     try:
-        manifest = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
+        manifest = json.loads((directory / manifest_name).read_text(encoding="utf-8"))
         listed = {a["path"]: a["sha256"] for a in manifest["artefacts"]}
         modes = {a["path"]: a.get("mode") for a in manifest["artefacts"]}
     except (OSError, ValueError, KeyError, TypeError) as error:
-        return BundleCheck((), (), (), problem=f"no readable manifest.json in {directory} ({error.__class__.__name__})")
+        return BundleCheck((), (), (), problem=f"no readable {manifest_name} in {directory} "
+                                                f"({error.__class__.__name__})")
     present = {
         p.relative_to(directory).as_posix() for p in directory.rglob("*") if p.is_file()
-    } - {MANIFEST}
+    } - {manifest_name}
     kept = sorted(p for p in listed if p in present)
     altered = tuple(p for p in kept if sha256((directory / p).read_bytes()) != listed[p])
     mode_changed = tuple(p for p in kept if modes[p] is not None and _mode(directory / p) != modes[p])
     missing = tuple(sorted(p for p in listed if p not in present))
     unexpected = tuple(sorted(present - set(listed)))
-    problem = None if bundle_digest(manifest) == manifest.get("bundle_digest") else (
-        "manifest.json itself was edited: its bundle digest does not match its contents")
+    problem = None if manifest_digest(manifest, digest_key) == manifest.get(digest_key) else (
+        f"{manifest_name} itself was edited: its {digest_key.replace('_', ' ')} does not match its contents")
     return BundleCheck(altered, missing, unexpected, mode_changed, problem)
 
 

@@ -77,3 +77,11 @@ class Plan(Model):
     snapshots: SnapshotSpec
     gates: Gates
     tools: tuple[str, ...]  # the access tools the agent gets on PATH
+
+
+def brokered_tools(plan: Plan) -> tuple[str, ...]:
+    """The brokered commands on the agent's PATH (with the scaled `sleep`): the plan's, and the
+    read-only ones every agent gets, also from a bundle compiled before the plan listed them (the
+    oracle waits with wait-until-healthy; time-left is the agent's clock). The runner's broker
+    serves them; an export to Harbor bakes their clients into the agent's image."""
+    return tuple(sorted(set(plan.tools) | set(EVERY_AGENT_TOOLS)))
