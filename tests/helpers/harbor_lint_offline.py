@@ -59,11 +59,21 @@ def load_compose(path: Path, *, task_env: dict[str, str] | None = None) -> dict[
     return data
 
 
-def main(task_dirs: list[str]) -> int:
+def main(args: list[str]) -> int:
+    """ARGS: `[--select RULE|ALL]... [--extend-select RULE|ALL]... TASK_DIR...`, as `harbor lint`'s."""
+    options: dict[str, list[str]] = {"select": [], "extend-select": []}
+    task_dirs = []
+    words = iter(args)
+    for word in words:
+        if word.removeprefix("--") in options:
+            options[word.removeprefix("--")].append(next(words))
+        else:
+            task_dirs.append(word)
+    config = LintConfig.model_validate({"select": options["select"] or None, "extend-select": options["extend-select"]})
     harbor_compose._load_compose = load_compose  # the one replaced call (see the docstring)
     findings = []
     for root in dict.fromkeys(Path(d).resolve() for d in task_dirs):
-        findings += lint_task(root, selected_rules=_selected_rules(root, LintConfig()))
+        findings += lint_task(root, selected_rules=_selected_rules(root, config))
     print(json.dumps([finding.model_dump() for finding in sort_findings(findings)], indent=2))
     return 1 if findings else 0
 

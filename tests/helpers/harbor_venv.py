@@ -3,9 +3,9 @@
 Harbor needs Python 3.12, arenac's venv is 3.11: Harbor lives in a venv of its own. `harbor_venv()`
 returns its directory, or None with the reason in `why_no_harbor()`:
 
-1. `$ARENAC_HARBOR_VENV`, else `/work/harbor-venv`, else the cache `~/.cache/arenac/harbor-0.25.0`,
+1. `$ARENAC_HARBOR_VENV` if set, else `/work/harbor-venv` or the cache `~/.cache/arenac/harbor-0.25.0`,
    the first whose `bin/harbor` exists and whose `harbor` package is 0.25.0;
-2. else (when `make` is true) it creates the cache venv with a Python 3.12 (pyenv's
+2. else (when `make` is true) it creates the venv (`$ARENAC_HARBOR_VENV`, else the cache) with a Python 3.12 (pyenv's
    `~/.pyenv/versions/3.12*/bin/python`, else `python3.12` on PATH) and `pip install harbor==0.25.0`
    from PyPI; no Python 3.12: None.
 
@@ -67,16 +67,17 @@ def harbor_venv(make: bool = True) -> Path | None:
         _why.append("no Python 3.12 (pyenv's ~/.pyenv/versions/3.12*, or python3.12 on PATH) to install Harbor "
                     f"{HARBOR_VERSION} with")
         return None
-    shutil.rmtree(CACHE, ignore_errors=True)
-    CACHE.parent.mkdir(parents=True, exist_ok=True)
-    steps = [[python, "-m", "venv", str(CACHE)],
-             [str(CACHE / "bin" / "pip"), "install", "-q", "--disable-pip-version-check", f"harbor=={HARBOR_VERSION}"]]
+    target = _candidates()[-1]
+    shutil.rmtree(target, ignore_errors=True)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    steps = [[python, "-m", "venv", str(target)],
+             [str(target / "bin" / "pip"), "install", "-q", "--disable-pip-version-check", f"harbor=={HARBOR_VERSION}"]]
     for step in steps:
         result = subprocess.run(step, capture_output=True, text=True, timeout=900, check=False)
         if result.returncode != 0:
             _why.append(f"{' '.join(step)} failed: {(result.stderr or result.stdout).strip()[-300:]}")
             return None
-    return CACHE
+    return target
 
 
 def why_no_harbor() -> str:
