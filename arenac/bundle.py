@@ -18,6 +18,8 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,28 +66,41 @@ def manifest_digest(manifest: dict, digest_key: str) -> str:
 
 
 def write_bundle(directory: Path, files: dict[str, str | bytes], executables: frozenset[str]) -> None:
-    directory.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
-    try:
+    with staged_directory(directory) as staging:
         made: set[Path] = {staging}
         for relative in sorted(files):
             target = staging / relative
             if target.parent not in made:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 made.add(target.parent)
-            # modes are set explicitly (not left to the umask) so that bundles are identical everywhere
-            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            try:
-                os.fchmod(fd, int(file_mode(relative, executables), 8))
-                os.write(fd, _bytes(files[relative]))
-            finally:
-                os.close(fd)
+            write_file(target, _bytes(files[relative]), int(file_mode(relative, executables), 8))
+
+
+@contextmanager
+def staged_directory(directory: Path) -> Iterator[Path]:
+    """A temporary sibling of `directory` to write into; when the block ends without an error it
+    replaces `directory` whole (renamed into place), else it is removed. A reader never sees half."""
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
+    try:
+        yield staging
         if directory.exists():
             shutil.rmtree(directory)
         staging.rename(directory)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+
+
+def write_file(path: Path, data: bytes, mode: int) -> None:
+    """A new file with exactly `mode`: set explicitly, not left to the umask, so that trees written
+    from the same inputs are identical everywhere."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.fchmod(fd, mode)
+        os.write(fd, data)
+    finally:
+        os.close(fd)
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,12 @@
 """The agent's tool clients as files, for the agent's image of an exported task.
 
-TODO(h-hserve): replace this module with `arenac.broker.clients.write_tool_clients` when branch
-h-hserve merges (same signature, same file shape); this stand-in exists only until then. Until
-then, main's client.py connects a `HOST:PORT` address (`harness:7400`) to the empty host, so the
-exported clients reach the harness only with h-hserve's client.py.
+TODO(h-hserve): replace this module with `arenac.broker.clients.write_tool_clients` (h-hserve,
+merged into main after this branch forked; same signature, same file shape): import it in
+arenac/export/task.py, delete this file and its SLEEP_SOURCE copy, and allow `arenac.broker.clients`
+in pyproject.toml's export-reads-bundles-only contract (it imports arenac.broker.tools for the
+names it checks). Until then this branch's client.py connects a `HOST:PORT` address
+(`harness:7400`) to the empty host, so the exported clients reach the harness only with
+h-hserve's client.py.
 
 Contract: `write_tool_clients(directory, tools, address, token, *, interpreter, time_scale)` writes
 one executable (mode 0755) per tool into `directory`: `#!INTERPRETER -I`, client.py's source, and

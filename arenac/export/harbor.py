@@ -20,15 +20,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from arenac import __version__
-from arenac.bundle import MANIFEST, manifest_digest, sha256, verify_bundle
+from arenac.bundle import MANIFEST, manifest_digest, sha256, staged_directory, verify_bundle, write_file
 from arenac.export.models import (
     DATASET_FILE,
     DATASET_HEADER,
@@ -96,26 +94,17 @@ def _open(directory: Path) -> SourceBundle:
 
 def export(bundles: list[SourceBundle], out: Path, time_scale: float) -> list[tuple[str, int]]:
     _refuse_foreign_output(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
-        sizes = []
+    sizes = []
+    with staged_directory(out) as staging:
         for bundle in bundles:
             directory = staging / bundle.variant
             directory.mkdir()
             write_task(directory, bundle, time_scale)
             _write_identity(directory, bundle, time_scale)
             sizes.append((bundle.variant, sum(p.stat().st_size for p in directory.rglob("*") if p.is_file())))
-        (staging / DATASET_FILE).write_text(dataset_manifest(staging, [b.variant for b in bundles]).to_toml(),
-                                            encoding="utf-8")
-        (staging / DATASET_FILE).chmod(0o644)
+        write_file(staging / DATASET_FILE, dataset_manifest(staging, [b.variant for b in bundles]).to_toml().encode(),
+                   0o644)
         staging.chmod(0o755)
-        if out.exists():
-            shutil.rmtree(out)
-        staging.rename(out)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
     return sizes
 
 
@@ -145,9 +134,8 @@ def _write_identity(directory: Path, bundle: SourceBundle, time_scale: float) ->
     identity = ExportIdentity(arenac_version=__version__, task=bundle.plan.task, variant=bundle.variant,
                               bundle_digest=bundle.bundle_digest, time_scale=float(time_scale), artefacts=files)
     digest = manifest_digest(identity.model_dump(mode="json"), IDENTITY_DIGEST_KEY)
-    path = directory / IDENTITY_FILE
-    path.write_text(identity.model_copy(update={IDENTITY_DIGEST_KEY: digest}).to_json(), encoding="utf-8")
-    path.chmod(0o644)
+    write_file(directory / IDENTITY_FILE,
+               identity.model_copy(update={IDENTITY_DIGEST_KEY: digest}).to_json().encode("utf-8"), 0o644)
 
 
 def harbor_content_hash(task_dir: Path) -> str:

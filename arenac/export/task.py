@@ -23,7 +23,6 @@ freeze.
 from __future__ import annotations
 
 import hashlib
-import os
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +31,7 @@ from typing import Any
 import yaml
 
 from arenac import __version__
+from arenac.bundle import write_file
 from arenac.export import timing
 from arenac.export.clients import write_tool_clients
 from arenac.export.models import (
@@ -189,21 +189,12 @@ def write_task(directory: Path, source: SourceBundle, time_scale: float) -> None
         files[f"environment/harness/bundle/{path}"] = ((source.directory / path).read_bytes(), mode)
     for path in sorted(files):
         data, mode = files[path]
-        _write(directory / path, data, mode)
+        (directory / path).parent.mkdir(parents=True, exist_ok=True)
+        write_file(directory / path, data, mode)
     tools = directory / "environment" / "main" / "tools"
     write_tool_clients(tools, brokered_tools(plan), BROKER_ADDRESS, token, time_scale=time_scale)
     for made in [*sorted(p for p in directory.rglob("*") if p.is_dir()), directory]:
         made.chmod(0o755)
-
-
-def _write(path: Path, data: bytes, mode: int) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        os.fchmod(fd, mode)  # explicit, not left to the umask
-        os.write(fd, data)
-    finally:
-        os.close(fd)
 
 
 def _title(instruction: str) -> str:
