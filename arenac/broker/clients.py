@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from arenac.broker import client
-from arenac.broker.tools import TOOLS
+from arenac.model.plan import BROKERED_TOOLS as TOOLS
 
 DEFAULT_INTERPRETER = "/usr/local/bin/python3"  # a python image's (the agent container of an export)
 

@@ -38,8 +38,9 @@ from arenac.broker.kubectl import Kubectl
 from arenac.broker.outcome import Denied, Failed, ToolResult
 from arenac.broker.rbac import Authorizer
 from arenac.model.access import AccessSurface
+from arenac.model.plan import BROKERED_TOOLS
 
-TOOLS = ("kubectl", "admin-api", "db-sql", "wait-until-healthy", "time-left", "declare_repair_complete")
+TOOLS = BROKERED_TOOLS
 PSQL_FORMAT_FLAGS = {"-A": False, "-t": False, "-x": False, "--csv": False, "-F": True, "-P": True}
 MIN_HEALTH_WAIT_S = 2.0
 

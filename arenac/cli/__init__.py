@@ -13,6 +13,7 @@ nothing below imports it. One module per group of commands:
   substrate.py      substrate up|status, calibrate
   campaign.py       campaign                        (its trials and summary: campaign_run.py)
   report.py         report                          (what it writes: arenac/report/)
+  export.py         export harbor                   (what it writes: arenac/export/)
   harness.py        harness inject|trigger|snapshot|acked|sample|loadgen|serve-evidence
                                                     (a cluster's harness pods: arenac/runner/harness_commands.py)
 
@@ -49,6 +50,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "campaign": ("campaign", "campaign"),
     "report": ("report", "report"),
     "harness": ("harness", "harness"),
+    "export": ("export", "export"),
 }
 
 

@@ -23,6 +23,8 @@ PLAN_SCHEMA_VERSION: Final = "arenac.plan/v1"
 # healthy control installs the substrate chart with
 HEALTHY_VALUES: Final = "chart/healthy-values.yaml"
 # read-only brokered tools on every agent's PATH, whatever its access surface (a plan lists them)
+# every tool the broker serves (broker/tools.py decides each call); a plan grants some of them
+BROKERED_TOOLS: Final = ("kubectl", "admin-api", "db-sql", "wait-until-healthy", "time-left", "declare_repair_complete")
 EVERY_AGENT_TOOLS: Final = ("time-left", "wait-until-healthy")
 
 
@@ -77,3 +79,11 @@ class Plan(Model):
     snapshots: SnapshotSpec
     gates: Gates
     tools: tuple[str, ...]  # the access tools the agent gets on PATH
+
+
+def brokered_tools(plan: Plan) -> tuple[str, ...]:
+    """The brokered commands on the agent's PATH (with the scaled `sleep`): the plan's, and the
+    read-only ones every agent gets, also from a bundle compiled before the plan listed them (the
+    oracle waits with wait-until-healthy; time-left is the agent's clock). The runner's broker
+    serves them; an export to Harbor bakes their clients into the agent's image."""
+    return tuple(sorted(set(plan.tools) | set(EVERY_AGENT_TOOLS)))

@@ -15,15 +15,8 @@ import yaml
 from arenac.broker.cluster import LocalCluster
 from arenac.broker.server import ActionLog, Broker
 from arenac.broker.tools import AgentClock, ToolBox
-from arenac.model.plan import EVERY_AGENT_TOOLS, Plan
+from arenac.model.plan import brokered_tools
 from arenac.sandbox import AGENT_RUN
-
-
-def brokered_tools(plan: Plan) -> tuple[str, ...]:
-    """The brokered commands on the agent's PATH (with the scaled `sleep`): the plan's, and the
-    read-only ones every agent gets, also from a bundle compiled before the plan listed them (the
-    oracle waits with wait-until-healthy; time-left is the agent's clock)."""
-    return tuple(sorted(set(plan.tools) | set(EVERY_AGENT_TOOLS)))
 
 
 @dataclass
