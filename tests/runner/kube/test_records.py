@@ -20,6 +20,17 @@ def _dead_runner_record(records, trial: str, server: str, namespaces: list[str])
         "namespaces": namespaces}))
 
 
+def _live_and_killed(fake, api, records) -> str:
+    """Two trials' namespaces: one of a live runner (this process), one of a runner killed mid-trial;
+    returns the state directory's owner id."""
+    owner = records.owner()
+    records.register("live", fake.url, None, ("arenac-live-app", "arenac-live-harness"))
+    create_trial_namespaces(api, "live", owner)
+    _dead_runner_record(records, "killed", fake.url, ["arenac-killed-app", "arenac-killed-harness"])
+    create_trial_namespaces(api, "killed", owner)
+    return owner
+
+
 def test_the_owner_is_made_once_and_kept(records) -> None:
     owner = records.owner()
     assert len(owner) == 16 and int(owner, 16) >= 0
@@ -34,11 +45,7 @@ def test_a_registered_trial_is_live_until_unregistered(records) -> None:
 
 
 def test_leftovers_are_this_owners_namespaces_of_trials_not_live(fake, api, records) -> None:
-    owner = records.owner()
-    records.register("live", fake.url, None, ("arenac-live-app", "arenac-live-harness"))
-    create_trial_namespaces(api, "live", owner)
-    _dead_runner_record(records, "killed", fake.url, ["arenac-killed-app", "arenac-killed-harness"])
-    create_trial_namespaces(api, "killed", owner)
+    owner = _live_and_killed(fake, api, records)
     create_trial_namespaces(api, "unrecorded", owner)
     create_trial_namespaces(api, "foreign", "fedcba9876543210")  # another machine's runner
     fake.put(NAMESPACES, None, "payments", {"apiVersion": "v1", "kind": "Namespace", "metadata": {
@@ -55,11 +62,7 @@ def test_leftovers_are_this_owners_namespaces_of_trials_not_live(fake, api, reco
 
 
 def test_cleanup_deletes_the_leftovers_and_the_dead_runners_records(fake, api, records) -> None:
-    owner = records.owner()
-    records.register("live", fake.url, None, ("arenac-live-app", "arenac-live-harness"))
-    create_trial_namespaces(api, "live", owner)
-    _dead_runner_record(records, "killed", fake.url, ["arenac-killed-app", "arenac-killed-harness"])
-    create_trial_namespaces(api, "killed", owner)
+    _live_and_killed(fake, api, records)
     _dead_runner_record(records, "other-cluster", "https://elsewhere:6443", ["arenac-other-cluster-app"])
     lines = cleanup(api, records, timeout_s=5, poll_s=0.05)
     assert lines == [
