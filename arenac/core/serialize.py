@@ -54,21 +54,22 @@ def model_data(model: BaseModel) -> Any:
     return model.model_dump(mode="json")
 
 
-def write_atomic(path: Path, data: str | bytes) -> None:
+def write_atomic(path: Path, data: str | bytes, mode: int | None = None) -> None:
     """Write `data` (text as UTF-8) to `path` atomically and durably.
 
     A temporary file with a unique name in the same directory (two writers of one path never
     share one), flushed and fsynced, then os.replace onto `path`, then the directory fsynced (the
     rename itself must survive a crash). On any failure the temporary file is removed and `path`
     keeps its old content. The file gets the mode an ordinary create would (0666 less the umask),
-    not mkstemp's 0600. The parent directory must exist.
+    not mkstemp's 0600, or `mode` when given (set before a byte is written: a secret's 0600 is
+    never wider, even for a moment). The parent directory must exist.
     """
     path = Path(path)
     payload = data.encode("utf-8") if isinstance(data, str) else data  # encoding errors before any file exists
     descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(descriptor, "wb") as handle:
-            os.fchmod(handle.fileno(), 0o666 & ~_umask())
+            os.fchmod(handle.fileno(), mode if mode is not None else 0o666 & ~_umask())
             handle.write(payload)
             handle.flush()
             os.fsync(handle.fileno())

@@ -7,6 +7,8 @@ the second line; without them (not root, no cgroup v2), they are the only one.
 Each episode writes `<state>/<id>.json` with the runner's PID and every PID it started (with the
 process's start time, so a recycled PID is never killed) and its scratch directory. `reap()` ends
 the processes of episodes whose runner is gone and removes their scratch directories.
+`process_identity` and `identity_alive` are how a record names a process and tells it still runs
+(the Kubernetes backend's trial records, runner/kube/records.py, use them too).
 """
 
 from __future__ import annotations
@@ -40,15 +42,15 @@ class StateDir:
         return self.root / f"{scratch.name}.json"
 
     def register(self, scratch: Path) -> StateDir:
-        self._write(scratch, {"runner": _identity(os.getpid()), "scratch": str(scratch), "pids": {}})
+        self._write(scratch, {"runner": process_identity(os.getpid()), "scratch": str(scratch), "pids": {}})
         return self
 
     def record_pids(self, scratch: Path, pids: dict[str, int]) -> None:
         path = self._record(scratch)
-        data: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {"runner": _identity(os.getpid()),
-                                                                     "scratch": str(scratch), "pids": {}}
+        data: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {
+            "runner": process_identity(os.getpid()), "scratch": str(scratch), "pids": {}}
         for name, pid in pids.items():
-            identity = _identity(pid)
+            identity = process_identity(pid)
             if identity:
                 data["pids"][f"{name}:{pid}"] = identity
         self._write(scratch, data)
@@ -67,10 +69,10 @@ class StateDir:
                 data = json.loads(record.read_text())
             except (OSError, ValueError):
                 continue
-            if _alive(data.get("runner")):
+            if identity_alive(data.get("runner")):
                 continue
             for key, identity in data.get("pids", {}).items():
-                if _alive(identity):
+                if identity_alive(identity):
                     try:
                         process = psutil.Process(identity["pid"])
                         for child in process.children(recursive=True):
@@ -97,14 +99,17 @@ def _end_stack_leftovers(scratch: Path) -> list[str]:
         return []
 
 
-def _identity(pid: int) -> dict | None:
+def process_identity(pid: int) -> dict | None:
+    """A running process as a record keeps it: its PID and start time (None if there is none)."""
     try:
         return {"pid": pid, "started": psutil.Process(pid).create_time()}
     except psutil.Error:
         return None
 
 
-def _alive(identity: dict | None) -> bool:
+def identity_alive(identity: dict | None) -> bool:
+    """Whether the process a record kept (`process_identity`) still runs: the same PID, started at
+    the same time (a recycled PID is another process), and not a zombie."""
     if not identity:
         return False
     try:

@@ -16,7 +16,8 @@ ROOT = Path(__file__).resolve().parents[2]
 # what `check` must never load: the machinery of episodes and verdicts, their models, the bundle
 # templates (it lints the generated RBAC, arenac/render/rbac.py, but renders nothing)
 HEAVY = ("arenac.runner", "arenac.verify", "arenac.loadgen", "arenac.substrate", "arenac.campaign",
-         "arenac.report", "arenac.model.evidence", "jinja2", "junitparser", "aiohttp", "asyncpg", "redis", "rich")
+         "arenac.report", "arenac.model.evidence", "jinja2", "junitparser", "aiohttp", "asyncpg", "redis", "rich",
+         "kubernetes", "kmock")
 
 
 def test_every_command_is_found_under_its_own_name() -> None:

@@ -1,0 +1,16 @@
+"""The Kubernetes backend's cluster-side machinery (issue 13; docs/kubernetes.md, "A trial on the
+cluster"): what a trial creates on a cluster and how it is undone.
+
+- `names`: a trial's two namespaces (application, harness) and their labels, from the trial id.
+- `api`: the connection (the official `kubernetes` client) and the errors every module raises.
+- `namespaces`: create a trial's namespaces (refusing another trial's), delete them and wait.
+- `agent_access`: the bundle's RBAC applied into the application namespace, the agent's
+  short-lived token (TokenRequest) and its kubeconfig, and the revocation at the freeze.
+- `records`: the live-trial records, the leftovers an interrupted run left, and their cleanup.
+
+Nothing here is on `arenac check`'s path: the CLI imports the runner only in its commands, and the
+`kubernetes` client itself is imported inside the functions that call it (`api.k8s()`), so that
+importing this package costs nothing. The compiler never imports it (import-linter:
+`compiler-without-the-cluster`). No function here creates a cluster-scoped object but the trial's
+two namespaces.
+"""
