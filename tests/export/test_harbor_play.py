@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -72,7 +73,12 @@ def play(request: pytest.FixtureRequest, exported: dict[str, Path]) -> Iterator[
     assert account is not None  # root, above
     work = Path(tempfile.mkdtemp(prefix="arenac-harbor-play-"))
     os.chmod(work, 0o711)  # the agent user passes through to its home, lists nothing
-    net = PlayNetwork.for_this_process().up()
+    try:
+        net = PlayNetwork.for_this_process().up()
+    except subprocess.CalledProcessError as error:  # a container without the right to make namespaces
+        lock.close()
+        shutil.rmtree(work, ignore_errors=True)
+        pytest.skip(f"no network namespaces here: {' '.join(error.cmd)}: {error.stderr.decode().strip()}")
     played = HarborPlay(exported[request.param], work, net, account)
     try:
         with live_lock():
