@@ -1,6 +1,9 @@
 """Every kubectl verb, allowed and denied, under the RBAC the library's profiles render to, against a
-live stack. A denial is the API server's Forbidden message for the first request kubectl would
-have sent that the Role does not grant; nothing happens, and the action is logged as denied."""
+live stack: the rows of the shared kubectl table (tests/helpers/kubectl_table.py; without a stack,
+tests/broker/test_kubectl_table.py checks it against the compiled RBAC, and
+tests/runner/kube/test_kubectl_table_cluster.py against a real cluster). A denial is the API
+server's Forbidden message for the first request kubectl would have sent that the Role does not
+grant; nothing happens, and the action is logged as denied."""
 
 from __future__ import annotations
 
@@ -8,98 +11,47 @@ from collections.abc import Callable
 
 import pytest
 
-from broker.brokered import Episode
+from broker.brokered import Episode, forbidden
+from helpers.kubectl_table import PROFILES, TABLE, Allowed, Request, fill
 
 pytestmark = pytest.mark.live  # starts a stack, an episode or timed load
 
-OK = None
-PROFILES = ("scoped_kubectl", "shell", "confined")
 
-# command (with {pod:COMPONENT} placeholders) -> the first denied request per profile, or OK
-MATRIX: list[tuple[str, dict[str, tuple[str, ...] | None]]] = [
-    ("get pods", {"scoped_kubectl": OK, "shell": OK, "confined": ("list", "pods")}),
-    ("get pod {pod:message}", {"scoped_kubectl": OK, "shell": OK, "confined": ("get", "pods", "{pod:message}")}),
-    ("get configmap spine-message-config -o yaml",
-     {"scoped_kubectl": OK, "shell": OK, "confined": ("get", "configmaps", "spine-message-config")}),
-    ("get secrets", {p: ("list", "secrets") for p in PROFILES}),
-    ("get replicasets", {"scoped_kubectl": OK, "shell": ("list", "replicasets", "", "apps"),
-                         "confined": ("list", "replicasets", "", "apps")}),
-    ("get nodes", {p: ("list", "nodes", "", "", "") for p in PROFILES}),
-    ("get pods -n kube-system", {p: ("list", "pods", "", "", "kube-system") for p in PROFILES}),
-    ("describe deployment spine-message",
-     {"scoped_kubectl": OK, "shell": OK, "confined": ("get", "deployments", "spine-message", "apps")}),
-    ("logs {pod:postgres}", {"scoped_kubectl": OK, "shell": OK, "confined": ("get", "pods", "spine-postgres-0")}),
-    ("logs deployment/spine-message --tail=5",
-     {"scoped_kubectl": OK, "shell": OK, "confined": ("get", "deployments", "spine-message", "apps")}),
-    ("patch configmap spine-message-config --type merge -p {\"data\":{\"DB_POOL_SIZE\":\"10\"}}",
-     {"scoped_kubectl": OK, "shell": OK, "confined": ("patch", "configmaps", "spine-message-config")}),
-    ("patch configmap spine-postgres-config --type merge -p {\"data\":{\"x\":\"y\"}}",
-     {p: ("patch", "configmaps", "spine-postgres-config") for p in PROFILES}),
-    ("set env deployment/spine-gateway ARENAC_UNUSED-",
-     {"scoped_kubectl": OK, "shell": OK, "confined": ("get", "deployments", "spine-gateway", "apps")}),
-    ("set image deployment/spine-message message=ghcr.io/arenac/spine:1.4.2",
-     {"scoped_kubectl": OK, "shell": OK, "confined": ("get", "deployments", "spine-message", "apps")}),
-    ("rollout restart deployment/spine-gateway",
-     {"scoped_kubectl": OK, "shell": OK, "confined": ("get", "deployments", "spine-gateway", "apps")}),
-    ("rollout restart statefulset/spine-postgres",
-     {"scoped_kubectl": ("patch", "statefulsets", "spine-postgres", "apps"),
-      "shell": ("patch", "statefulsets", "spine-postgres", "apps"),
-      "confined": ("get", "statefulsets", "spine-postgres", "apps")}),
-    ("rollout status deployment/spine-message --timeout=30s",
-     {"scoped_kubectl": OK, "shell": OK, "confined": ("get", "deployments", "spine-message", "apps")}),
-    ("scale deployment/spine-message --replicas=1",
-     {"scoped_kubectl": OK, "shell": ("patch", "deployments/scale", "spine-message", "apps"),
-      "confined": ("get", "deployments", "spine-message", "apps")}),
-    ("scale deployment/spine-redis --replicas=1",
-     {"scoped_kubectl": ("patch", "deployments/scale", "spine-redis", "apps"),
-      "shell": ("patch", "deployments/scale", "spine-redis", "apps"),
-      "confined": ("get", "deployments", "spine-redis", "apps")}),
-    ("exec deployment/spine-message -- true",
-     {"scoped_kubectl": ("create", "pods/exec", "{pod:message}"), "shell": OK,
-      "confined": ("get", "deployments", "spine-message", "apps")}),
-    ("exec {pod:postgres} -- true",
-     {"scoped_kubectl": ("create", "pods/exec", "spine-postgres-0"), "shell": OK,
-      "confined": ("get", "pods", "spine-postgres-0")}),
-    ("delete pod {pod:fanout}",
-     {"scoped_kubectl": OK, "shell": ("delete", "pods", "{pod:fanout}"),
-      "confined": ("delete", "pods", "{pod:fanout}")}),
-]
-
-
-def _fill(text: str, e: Episode) -> str:
-    for component in ("message", "fanout", "postgres", "gateway"):
-        text = text.replace(f"{{pod:{component}}}", e.pod(component))
-    return text
-
-
-def _forbidden(e: Episode, verb: str, resource: str, name: str = "", group: str = "", namespace: str = "arenac") -> str:
-    from broker.brokered import forbidden
-
-    return forbidden(verb, resource, _fill(name, e), group, namespace)
+def _forbidden(e: Episode, request: Request) -> str:
+    filled = request.filled(e.pod)
+    return forbidden(filled.verb, filled.resource, filled.name, filled.group, filled.namespace)
 
 
 @pytest.mark.parametrize("profile_name", PROFILES)
 def test_kubectl_verbs_under_each_profile(episode: Callable[..., Episode], profile_name: str) -> None:
+    """Every row of the shared kubectl table (tests/helpers/kubectl_table.py) under one profile."""
     e = episode(profile_name)
     failures = []
-    for command, expected in MATRIX:
-        argv = [_fill(word, e) for word in _split(command)]
+    for row in TABLE:
+        argv = [fill(word, e.pod) for word in _split(row.command)]
         pids_before = e.cluster.stack.pids()
         result = e.call("kubectl", *argv)
-        denied = expected[profile_name]
+        expected = row.outcome(profile_name)
         record = e.actions[-1]
         assert record["tool"] == "kubectl" and record["argv"] == argv
-        if denied is OK:
+        if row.question:  # auth can-i: the call is allowed, its answer is the expectation
+            yes = isinstance(expected, Allowed)
+            answer, code = ("yes", 0) if yes else ("no", 1)
+            if (result.code != code or result.stdout.strip() != answer or not result.allowed
+                    or not record["allowed"]):
+                failures.append(f"{row.command}: expected {answer!r} (exit {code}), got {result.code} "
+                                f"{result.stdout.strip()!r} {result.stderr.strip()}")
+        elif isinstance(expected, Allowed):
             if result.code != 0 or not result.allowed or not record["allowed"]:
-                failures.append(f"{command}: expected allowed, got {result.code} {result.stderr.strip()}")
+                failures.append(f"{row.command}: expected allowed, got {result.code} {result.stderr.strip()}")
         else:
-            message = _forbidden(e, *denied)
+            message = _forbidden(e, expected.request)
             if result.code != 1 or result.allowed or record["allowed"] or result.stderr.strip() != message:
-                failures.append(f"{command}: expected\n  {message}\ngot {result.code}\n  {result.stderr.strip()}")
+                failures.append(f"{row.command}: expected\n  {message}\ngot {result.code}\n  {result.stderr.strip()}")
             if record["reason"] != message:
-                failures.append(f"{command}: logged reason {record['reason']!r}")
+                failures.append(f"{row.command}: logged reason {record['reason']!r}")
             if e.cluster.stack.pids() != pids_before:
-                failures.append(f"{command}: a denied call restarted something")
+                failures.append(f"{row.command}: a denied call restarted something")
     assert not failures, "\n".join(failures)
 
 
