@@ -84,7 +84,7 @@ def test_a_real_cluster_answers_the_table_as_expected(cluster_api, profile_rbac,
         applied = apply_agent_rbac(cluster_api, profile_rbac[profile_name], names.application)
         token = request_agent_token(cluster_api, names.application, applied.service_account, MIN_TOKEN_SECONDS)
         agent_kubeconfig = write_agent_kubeconfig(cluster_api, token, tmp_path / "agent.kubeconfig")
-        ways = {
+        ways: dict[str, dict[str, str | None]] = {
             "impersonated": {"as_user": service_account_user(names.application, applied.service_account),
                              "kubeconfig": KUBECONFIG, "context": CONTEXT},
             "agent's token": {"kubeconfig": str(agent_kubeconfig)},
