@@ -229,11 +229,11 @@ def _check_fault_removed(lowered: LoweredTask, variant: Variant, where: str, err
                              f"the harness's, not the agent's{where}", span,
                              "drop the recurrence, or judge it with `survives retrigger`")
             elif not held(injected_targets(fault.inject)):
-                # a datastore's chart value (redis.maxmemory) is in the snapshots only as its ConfigMap
-                # key and, under another name, as the live setting: not yet tied to either
+                # a chart value outside `services.` (a datastore's, redis.maxmemory) is tied to the
+                # recorded setting it becomes only by the action's `touches`: without it, nothing
                 unmapped = [a.path for a in fault.inject if isinstance(a, ValuesAction)]
-                what = (f"sets only the chart value {', '.join(unmapped)}, which is not yet tied to the "
-                        "recorded setting it becomes" if unmapped else "changes nothing the state snapshots hold")
+                what = (f"sets only the chart value {', '.join(unmapped)}, which declares no recorded setting "
+                        "it becomes (`touches`)" if unmapped else "changes nothing the state snapshots hold")
                 errors.error("E0531", f"`fault removed({name})`: the injection of '{name}' at the {fault.layer} layer "
                              f"{what}, so whether it was removed cannot be told{where}", span,
                              "judge it by its outcome, or `survives retrigger`")

@@ -106,6 +106,7 @@ LOADER_MODULES: tuple[str, ...] = (
     "arenac.model.library",
     "arenac.model.rbac",
     "arenac.model.record",
+    "arenac.model.redis_settings",
     "arenac.model.substrate",
     "arenac.syntax.ast",
     "arenac.syntax.errors",

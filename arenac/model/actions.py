@@ -21,9 +21,10 @@ from abc import abstractmethod
 from collections.abc import Iterable
 from typing import Annotated, Final, Literal, Protocol, TypeVar, assert_never
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from arenac.model.base import Model
+from arenac.model.redis_settings import ACL_PREFIX, RECORDED_SETTINGS, is_redis_acl
 
 
 class Target(Model):
@@ -49,11 +50,33 @@ class Target(Model):
 
 
 class ValuesAction(Model):
-    """Set a Helm value of the substrate chart at install time (config-layer injection)."""
+    """Set a Helm value of the substrate chart at install time (config-layer injection).
+
+    `touches` declares the recorded state the chart value becomes once the stack runs, for a value
+    whose path does not say it (`injected_targets` derives `services.S.config.K` and
+    `services.S.release` itself): `redis.maxmemory` becomes Redis's live setting
+    `redis(maxmemory)`. Only kinds the snapshots hold (`HELD_KINDS`) may be declared, and a Redis
+    target only for a recorded setting (`RECORDED_SETTINGS`) or an ACL user (`acl.USER`): anything
+    else names state no snapshot holds, and the library refuses it when it loads. Left out of the
+    serialised action when empty, so that a value without it reads as before."""
 
     kind: Literal["values"] = "values"
     path: str
     value: str | int | float | bool
+    touches: tuple[Target, ...] = Field(default=(), exclude_if=lambda touches: not touches)
+
+    @field_validator("touches")
+    @classmethod
+    def _touches_recorded_state(cls, touches: tuple[Target, ...]) -> tuple[Target, ...]:
+        for target in touches:
+            if target.kind not in HELD_KINDS:
+                raise ValueError(f"a chart value cannot touch {target}: the state snapshots hold no "
+                                 f"'{target.kind}' item (they hold {', '.join(sorted(HELD_KINDS))})")
+            if target.kind == "redis" and not (target.ref in RECORDED_SETTINGS or is_redis_acl(target.ref)):
+                raise ValueError(f"a chart value cannot touch {target}: '{target.ref}' is not a Redis setting the "
+                                 f"snapshots record ({', '.join(RECORDED_SETTINGS)}) nor an ACL user "
+                                 f"({ACL_PREFIX}USER)")
+        return touches
 
 
 class KubectlAction(Model):
@@ -157,11 +180,15 @@ def touched_targets(actions: Iterable[AnyAction]) -> tuple[Target, ...]:
 
 def injected_targets(inject: tuple[AnyAction, ...]) -> tuple[Target, ...]:
     """What an injection changes: `touched_targets` of its actions, and for the chart values it sets
-    (which touch nothing the agent could watch change), the key or release they set:
-    `services.S.config.K` is config(S.K), `services.S.release` is release(S)."""
+    (which touch nothing the agent could watch change), the state they become: what the action
+    declares (`touches`: `redis.maxmemory` is redis(maxmemory)), and the key or release a service's
+    value sets: `services.S.config.K` is config(S.K), `services.S.release` is release(S)."""
     found = list(touched_targets(inject))
     for action in inject:
-        if isinstance(action, ValuesAction) and action.path.startswith("services."):
+        if not isinstance(action, ValuesAction):
+            continue
+        found.extend(action.touches)
+        if action.path.startswith("services."):
             service, _, rest = action.path[len("services."):].partition(".")
             if rest.startswith("config."):
                 found.append(Target(kind="config", ref=f"{service}.{rest[len('config.'):]}"))
@@ -187,7 +214,7 @@ class _Touches(ActionHandler[tuple[Target, ...]]):
     """The safety-gate targets one action changes."""
 
     def on_values(self, action: ValuesAction) -> tuple[Target, ...]:
-        return ()  # chart values are set at install, before anything is watched
+        return ()  # set at install, before anything is watched (`injected_targets` reads its `touches`)
 
     def on_kubectl(self, action: KubectlAction) -> tuple[Target, ...]:
         if action.verb == "patch_configmap":

@@ -193,6 +193,20 @@ def test_an_edit_only_in_the_configmap_leaves_the_fault_running(run):
     assert "residual-cause" not in classes(run)
 
 
+def test_a_datastore_chart_value_is_a_residual_cause_while_its_live_setting_stays(run):
+    """spine.redis_maxmemory at the config layer: gates.json records the live setting the chart value
+    became (redis(maxmemory), the template's `touches`); an edit of Redis's ConfigMap alone leaves it."""
+    memory = target("redis", "maxmemory")
+    run.repairs = [repair(fault="memory", targets=(target("config", "redis.maxmemory"),), injected=(memory,))]
+    for label, snapshot in run.snapshots.items():
+        snapshot["redis"]["maxmemory"] = "1048576"  # Redis started capped and was never restarted
+        snapshot["configmaps"] = {"redis": {"maxmemory": "256mb" if label in AFTER_AGENT else "1048576"}}
+    assert "residual-cause" in classes(fails_otherwise(run))
+    for label in AFTER_AGENT:  # restarted: the ConfigMap's setting is live
+        run.snapshots[label]["redis"]["maxmemory"] = "268435456"
+    assert "residual-cause" not in classes(run)
+
+
 def test_no_residual_cause_is_said_without_the_oracles_repairs_or_a_held_injection(run):
     set_config(run, AFTER_AGENT, "DB_POOL_SIZE", "2")
     fails_otherwise(run)

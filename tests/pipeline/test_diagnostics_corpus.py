@@ -176,3 +176,63 @@ def test_a_service_the_substrate_cannot_restart(scratch_library):
     assert "error[E0504]: service 'message' cannot be restarted" in output
     assert "    survives restart(message)\n   |                      ^~~~~~~\n" in output
     assert output.endswith("1 error\nexit code: 1\n")
+
+
+# ---- a chart value's `touches`: what the fault template says the value becomes ------------------
+def _with_fault_removed(tmp_path, task: str, check: str) -> str:
+    """A copy of tasks/TASK.arena whose safety gate also asks `CHECK`, written under TMP_PATH."""
+    text = (ROOT / "tasks" / f"{task}.arena").read_text(encoding="utf-8")
+    spec = tmp_path / f"{task}.arena"
+    spec.write_text(text.replace("  gate safety {\n", f"  gate safety {{\n    {check}\n", 1), encoding="utf-8")
+    return str(spec)
+
+
+def _edit_fault(library_root, name: str, old: str, new: str) -> None:
+    fault = library_root / "substrates" / "spine" / "faults" / f"{name}.yaml"
+    text = fault.read_text(encoding="utf-8")
+    assert old in text
+    fault.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+@pytest.mark.parametrize(("task", "check"), [("durable-queue-memory", "fault removed(memory)"),
+                                             ("durable-queue-acl", "fault removed(acl)")])
+def test_fault_removed_of_a_datastore_chart_value_is_checked(tmp_path, task, check):
+    """The config layer's chart value declares the live Redis setting it becomes: E0531 no more."""
+    assert check_output_of(_with_fault_removed(tmp_path, task, check)) == "ok: 1 task(s), 2 variant(s)\nexit code: 0\n"
+
+
+def test_fault_removed_of_a_chart_value_without_touches_is_refused(tmp_path, scratch_library):
+    """Without `touches`, a chart value outside `services.` is tied to no recorded state: E0531 stays."""
+    _edit_fault(scratch_library, "redis_maxmemory", '"{size}", touches: [{kind: redis, ref: maxmemory}]}', '"{size}"}')
+    spec = _with_fault_removed(tmp_path, "durable-queue-memory", "fault removed(memory)")
+    healthy = '  healthy {\n    config(redis.appendonly) = "yes"\n  }\n\n'  # the copy has no chart to check it by
+    text = Path(spec).read_text(encoding="utf-8")
+    assert healthy in text
+    Path(spec).write_text(text.replace(healthy, ""), encoding="utf-8")
+    assert check_output_of(spec) == (
+        f"{spec}:30:5: error[E0531]: `fault removed(memory)`: the injection of 'memory' at the config layer sets "
+        "only the chart value redis.maxmemory, which declares no recorded setting it becomes (`touches`), so "
+        "whether it was removed cannot be told (in 2 variants)\n"
+        "   |\n"
+        "30 |     fault removed(memory)\n"
+        "   |     ^~~~~~~~~~~~~~~~~~~~~\n"
+        "   = hint: judge it by its outcome, or `survives retrigger`\n"
+        "1 error\nexit code: 1\n")
+
+
+@pytest.mark.parametrize(("touches", "message"), [
+    ("{kind: redis, ref: maxmemroy}", "a chart value cannot touch redis(maxmemroy): 'maxmemroy' is not a Redis "
+     "setting the snapshots record (maxmemory, maxmemory-policy, maxmemory-samples, appendonly, appendfsync, "
+     "min-replicas-to-write, min-replicas-max-lag) nor an ACL user (acl.USER)"),
+    ("{kind: session, ref: spine_app}", "a chart value cannot touch session(spine_app): the state snapshots hold "
+     "no 'session' item (they hold config, db_setting, event, grant, membership, redis, release, role, sequence)"),
+    ("{kind: memory, ref: maxmemory}", "touches.0.kind: Input should be 'config', 'event', 'release', "
+     "'db_setting', 'grant', 'table', 'redis', 'session', 'sequence', 'role' or 'membership'"),
+])
+def test_a_chart_values_touches_are_checked_when_the_library_loads(scratch_library, touches, message):
+    _edit_fault(scratch_library, "redis_maxmemory", '"{size}", touches: [{kind: redis, ref: maxmemory}]}',
+                f'"{{size}}", touches: [{touches}]}}')
+    output = check_output_of("tasks/revoked-grant.arena")
+    assert output.startswith("error[E0601]: invalid fault template library/substrates/spine/faults/"
+                             "redis_maxmemory.yaml: layers.config.inject.0.values.")
+    assert message in output and output.endswith("1 error\nexit code: 1\n")

@@ -1,7 +1,9 @@
 """`fault removed(F)` over recorded snapshots, both sides: a fault whose injected state the agent
 changed passes, one whose state is at soak end as the agent found it (its symptoms masked) fails,
 a config key is judged on its run-time value, and gates.json without the fault's record is the
-runner's omission. The compile side (the check lowered; E0531 where it cannot be judged) is below."""
+runner's omission. A datastore's config-layer fault is judged on the live setting its chart value
+becomes (the template's `touches`), not on the ConfigMap key. The compile side (the check lowered;
+E0531 where it cannot be judged; tests/pipeline pins it for a chart value without `touches`) is below."""
 
 from __future__ import annotations
 
@@ -9,9 +11,10 @@ import pytest
 
 from arenac.core.diagnostics import DiagnosticError
 from arenac.model.gates import FaultRemoved
+from arenac.render.bundle_files import oracle_repairs
 from arenac.verify import EvidenceError
-from helpers.specs import compile_text
-from verify.recorded import RecordedRun
+from helpers.specs import built_variants, compile_text
+from verify.recorded import LABELS, RecordedRun
 
 MEMORY = {"fault": "memory", "layer": "runtime", "targets": [{"kind": "redis", "ref": "maxmemory"}],
           "injected": [{"kind": "redis", "ref": "maxmemory"}]}
@@ -121,16 +124,80 @@ def test_an_unknown_check_word_is_refused_with_the_one_known():
     assert found.message == "unknown check 'fault remove'" and "removed" in (found.hint or "")
 
 
-def test_a_datastore_chart_value_is_refused_with_what_is_missing():
-    """At the config layer redis_maxmemory sets only the chart value redis.maxmemory, which the
-    snapshots hold as a ConfigMap key and, as the live setting, under Redis's own name: not tied to
-    either yet, so the check says so rather than judge a change it cannot see."""
-    text = SPEC.replace("layer = runtime", "layer = config").replace(
+def _injected(text: str) -> dict[str, list[dict[str, object]]]:
+    """gates.json's `injected` of each repaired fault, per variant layer of the compiled spec."""
+    (task,) = compile_text(text).tasks
+    found = {}
+    for variant in built_variants(task):
+        for repair in oracle_repairs(variant):
+            found[f"{repair['fault']}@{next(f.layer for f in variant.faults if f.name == repair['fault'])}"] = (
+                repair["injected"])
+    return found
+
+
+def test_a_datastore_chart_value_is_judged_on_the_live_setting_it_declares():
+    """At the config layer redis_maxmemory sets the chart value redis.maxmemory, whose action declares
+    the live setting it becomes (`touches`): the check compiles, and gates.json records that setting
+    (not the ConfigMap key) as the injected state."""
+    text = SPEC.replace("layer = runtime", "layer = config | runtime").replace(
         "changes only redis(maxmemory)", "changes only redis(maxmemory), config(redis.maxmemory)")
-    with pytest.raises(DiagnosticError) as refused:
-        compile_text(text)
-    (found,) = [d for d in refused.value.diagnostics if d.code == "E0531"]
-    assert "sets only the chart value redis.maxmemory" in found.message
+    assert _injected(text) == {"memory@config": [{"kind": "redis", "ref": "maxmemory"}],
+                               "memory@runtime": [{"kind": "redis", "ref": "maxmemory"}]}
+
+
+def test_a_datastore_acl_rule_is_judged_on_the_users_live_rules():
+    text = SPEC.replace("spine.redis_maxmemory(size: 1Mi)", "spine.redis_acl_deny(user: fanout)").replace(
+        "layer = runtime", "layer = config").replace(
+        "changes only redis(maxmemory)", "changes only redis(acl.fanout), config(redis.acl-fanout)")
+    assert _injected(text) == {"memory@config": [{"kind": "redis", "ref": "acl.fanout"}]}
+
+
+# the config layer's record: the oracle patches the ConfigMap key (and restarts Redis); the
+# injection is the live setting the chart value became
+MEMORY_CONFIG = {"fault": "memory", "layer": "config", "targets": [{"kind": "config", "ref": "redis.maxmemory"}],
+                 "injected": [{"kind": "redis", "ref": "maxmemory"}]}
+ACL_CONFIG = {"fault": "acl", "layer": "config", "targets": [{"kind": "config", "ref": "redis.acl-fanout"}],
+              "injected": [{"kind": "redis", "ref": "acl.fanout"}]}
+DENIED = "#3b4a7851c89a5b74 &* +@connection +lrange +rpop -@all -@list on ~spine:*"
+
+
+def configmap(run: RecordedRun, label: str, **keys: str) -> None:
+    """What Redis's ConfigMap holds at LABEL (the snapshot records it beside the live settings)."""
+    run.snapshots[label].setdefault("configmaps", {})["redis"] = {"appendonly": "no", **keys}
+
+
+def test_a_config_layer_cap_fixed_only_in_the_configmap_is_still_in_place(tmp_path):
+    """The ConfigMap edited but Redis never restarted: the live cap is as the agent found it."""
+    run = RecordedRun(tmp_path)
+    run.repairs = [MEMORY_CONFIG]
+    capped(run, *LABELS)
+    configmap(run, "agent_start", maxmemory="1048576")
+    for label in ("declaration", "soak_end"):
+        configmap(run, label, maxmemory="256mb")
+    result = graded(run, "memory")
+    assert not result.passed and result.detail == "still in place at soak end, as the agent found it: memory"
+
+
+def test_a_config_layer_cap_lifted_at_run_time_is_removed(tmp_path):
+    """CONFIG SET alone changes the live setting: the fault's state is gone (whether the fix outlives
+    a restart of Redis, whose ConfigMap still caps it, is `survives restart(redis)`'s to judge)."""
+    run = RecordedRun(tmp_path)
+    run.repairs = [MEMORY_CONFIG]
+    capped(run, "agent_start")
+    for label in ("agent_start", "declaration", "soak_end"):
+        configmap(run, label, maxmemory="1048576")
+    result = graded(run, "memory")
+    assert result.passed and result.observed == {"memory": True}, result.detail
+
+
+def test_a_config_layer_acl_rule_is_judged_on_the_live_rules(tmp_path):
+    run = RecordedRun(tmp_path)
+    run.repairs = [ACL_CONFIG]
+    for label in ("agent_start", "declaration", "soak_end"):
+        run.snapshots[label]["redis"]["acl.fanout"] = DENIED
+    assert not graded(run, "acl").passed  # the worker still denied its dequeue commands at soak end
+    run.snapshots["soak_end"]["redis"]["acl.fanout"] = DENIED.replace(" -@list", " +@list")
+    assert graded(run, "acl").passed
 
 
 def test_the_healthy_control_has_nothing_to_remove(tmp_path):
