@@ -366,8 +366,8 @@ class OracleRepair(EvidenceModel):
     """One fault the oracle repairs, in the safety gate's vocabulary: `targets`, what its repair
     changes (`touched_targets` of the fault template's repair actions and what the template declares
     it touches beyond them: the compiler's `ConcreteFault.touches`), and `injected`, what its
-    injection changes (`touched_targets` of its inject actions, and the config keys and releases its
-    chart values set)."""
+    injection changes (`injected_targets`: `touched_targets` of its inject actions, the config keys
+    and releases its chart values set, and the state its other chart values declare they become)."""
 
     fault: str
     layer: str
