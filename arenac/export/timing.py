@@ -7,8 +7,9 @@ Contract (docs/harbor.md, "Timeouts"): every number is whole seconds, rounded up
   --handed-over`): provisioning the substrate (PROVISION_S, real), then warm-up, the latest onset
   before the handover and its manifestation bound (x time scale), plus HANDOVER_MARGIN_S.
 - `finish_budget_s`: how long `harness finish` may take after the agent phase: waiting for the
-  next load-cycle boundary, the soak, and each kind of challenge (restart, retrigger: one load
-  cycle each, after CHALLENGE_SETTLE_S), x time scale, plus FINISH_MARGIN_S for the grading and
+  next load-cycle boundary, the soak, and each kind of challenge (a restart: CHALLENGE_SETTLE_S,
+  then up to a cycle until the next cycle boundary, then one cycle; a retrigger: CHALLENGE_SETTLE_S
+  and one cycle), x time scale, plus FINISH_MARGIN_S for the grading and
   the copy of the evidence. The collect hook's own timeout is that plus COLLECT_GRACE_S, so that
   `finish` can record its own timeout before Harbor gives up on it.
 """
@@ -45,8 +46,12 @@ def budgets(plan: Plan, time_scale: float) -> Budgets:
     before_handover = max((fault.onset.latest_start_s + fault.manifest_within_s for fault in plan.faults
                            if not fault.decoy and fault.onset.kind != "in_window"), default=0.0)
     handover = PROVISION_S + (timeline.warmup_s + before_handover) * time_scale + HANDOVER_MARGIN_S
-    challenge_kinds = sum(1 for kind in (plan.challenges.restart, plan.challenges.retrigger) if kind)
-    after_agent = timeline.cycle_s + timeline.soak_s + challenge_kinds * (timeline.cycle_s + CHALLENGE_SETTLE_S)
+    challenges = 0.0
+    if plan.challenges.restart:  # the re-check waits for the next cycle boundary after the settle: 2 cycles at most
+        challenges += 2 * timeline.cycle_s + CHALLENGE_SETTLE_S
+    if plan.challenges.retrigger:
+        challenges += timeline.cycle_s + CHALLENGE_SETTLE_S
+    after_agent = timeline.cycle_s + timeline.soak_s + challenges
     finish = math.ceil(after_agent * time_scale + FINISH_MARGIN_S)
     return Budgets(
         agent_timeout_s=math.ceil(timeline.agent_window_s * time_scale),

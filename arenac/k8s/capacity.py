@@ -345,8 +345,8 @@ class TrialPhases:
     """A plan's timeline as the episode runs it, in plan seconds (runner/episode.py): the warm-up,
     the latest onset and the manifestation bound of the faults awaited before the handover, the agent's
     window, the load cycle (the soak starts at the next cycle boundary after the freeze), the soak, and
-    the challenges (each restart settles for RESTART_SETTLE_S real seconds, then one cycle is observed;
-    a retrigger is observed for one cycle)."""
+    the challenges (a restart settles for RESTART_SETTLE_S real seconds, then one cycle is observed from
+    the next cycle boundary; a retrigger is observed for one cycle)."""
 
     warmup_s: float
     onset_s: float
@@ -422,12 +422,21 @@ def _real_s(phases: TrialPhases, timing: TrialTiming, manifest_share: float, win
         elapsed = manifest / scale + agent
         wait = phases.cycle_s - math.fmod(elapsed, phases.cycle_s) if phases.cycle_s else 0.0
     challenges = 0.0
-    if phases.restart:
-        challenges += RESTART_SETTLE_S + phases.cycle_s * scale
+    if phases.restart:  # the soak starts on a cycle boundary; the re-check starts on the first one after the settle
+        challenges += _restart_wait_s(phases, scale) + phases.cycle_s * scale
     if phases.retrigger:
         challenges += phases.cycle_s * scale
     return (timing.provision_s + phases.warmup_s * scale + manifest + (agent + wait + phases.soak_s) * scale
             + challenges + timing.teardown_s)
+
+
+def _restart_wait_s(phases: TrialPhases, scale: float) -> float:
+    """Real seconds from the soak's end to the restart re-check: the settle, then on to the next cycle
+    boundary (the restarts themselves take a moment, not modelled)."""
+    settled = phases.soak_s + RESTART_SETTLE_S / scale  # plan seconds since the soak's first boundary
+    if not phases.cycle_s:
+        return RESTART_SETTLE_S
+    return (math.ceil(settled / phases.cycle_s - 1e-9) * phases.cycle_s - phases.soak_s) * scale
 
 
 def duration_bound(phases: TrialPhases, timing: TrialTiming) -> float:

@@ -165,9 +165,20 @@ class Backlog(EvidenceModel):
 
 
 # ---- runs.json ----------------------------------------------------------------------------------
+class FailedRun(EvidenceModel):
+    """A run of a periodic job that ended in an error, as its service listed it."""
+
+    t: float  # when it started, in plan seconds
+    error: str
+
+
 class JobRuns(EvidenceModel):
+    omitted_when_empty: ClassVar[frozenset[str]] = frozenset({"failed"})
+
     # job -> [[t, completed], ...]: the runs its service counted as completed since it (re)started
     jobs: dict[str, tuple[tuple[float, int], ...]]
+    # job -> its runs that failed, in order of start (absent: none failed, or an older run's evidence)
+    failed: dict[str, tuple[FailedRun, ...]] = Field(default_factory=dict)
 
 
 # ---- challenges.json ---------------------------------------------------------------------------

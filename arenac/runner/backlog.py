@@ -5,7 +5,8 @@ as it grows, since live checks (a fault's manifestation) read it while the episo
   `backlog` with the harness's hands: spine's fan-out queue, through the fanout service's admin API);
 - `runs.json`: the runs each of its periodic jobs completed (its driver's `jobs`, read by its `runs`:
   spine's maintenance job, through the maintenance service's admin API), a count since the job's
-  service started, which the verifier turns into runs per window (verify/metrics.py).
+  service started, which the verifier turns into runs per window (verify/metrics.py), and the runs
+  that failed, with their errors (why a window holds fewer runs than the schedule promised).
 
 A failed sample (a restart window) is a gap in the samples, never a null in the file.
 """
@@ -13,10 +14,11 @@ A failed sample (a restart window) is a gap in the samples, never a null in the 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
-from arenac.model.evidence import Backlog, EvidenceModel, JobRuns
+from arenac.model.evidence import Backlog, EvidenceModel, FailedRun, JobRuns
 from arenac.runner.clock import EpisodeClock
 from arenac.runner.harness_io import HarnessIO
 from arenac.runner.records import write_model
@@ -61,8 +63,22 @@ class BacklogSamples(Samples):
 
 
 class JobRunSamples(Samples):
-    """runs.json: each periodic job's completed runs since its service started."""
+    """runs.json: each periodic job's completed runs since its service started, and every failed run
+    its service listed while sampled (each once, by its start, placed on the plan clock)."""
 
     def __init__(self, path: Path, clock: EpisodeClock, jobs: tuple[str, ...]) -> None:
-        super().__init__(path, clock, jobs, lambda io, job: io.substrate.runs(io, job),
-                         lambda series: JobRuns(jobs=series))
+        self.failed: dict[str, dict[float, FailedRun]] = {job: {} for job in jobs}  # job -> start (Unix) -> run
+        super().__init__(path, clock, jobs, self._read_job, self._record_runs)
+
+    def _read_job(self, io: HarnessIO, job: str) -> int:
+        reading = io.substrate.runs(io, job)
+        now_unix, now_plan = time.time(), self.clock.now()
+        with self._lock:  # a final write() may run in another thread
+            for run in reading.failed:
+                started = round(now_plan - self.clock.plan(now_unix - run.start_unix), 3)
+                self.failed[job].setdefault(run.start_unix, FailedRun(t=started, error=run.error))
+        return reading.completed
+
+    def _record_runs(self, series: _Series) -> JobRuns:
+        failed = {job: tuple(sorted(runs.values(), key=lambda run: run.t)) for job, runs in self.failed.items() if runs}
+        return JobRuns(jobs=series, failed=failed)

@@ -5,8 +5,9 @@ their workload triggers -> assert each fault's manifestation (else the trial is 
 snapshot -> hand over to the agent -> declaration or window end
 -> freeze the agent -> wait for the next load-cycle boundary -> agent-free soak (a declaration
 never shortens it) -> what became of the acknowledged writes -> restart and retrigger challenges,
-each observed under traffic for one cycle (the restart's followed by the acknowledged writes'
-record again); then (trial.py) tear down, judge and grade.
+each observed under traffic for one cycle (the restart's from the first cycle boundary after the
+restarted services settled, and followed by the acknowledged writes' record again; the retrigger's
+from the retrigger); then (trial.py) tear down, judge and grade.
 
 Every time is on one clock in plan seconds; `time_scale` compresses them all. Each step writes its
 evidence (docs/evidence.md) as it ends; `InfraError` ends the episode as the harness's failure.
@@ -15,6 +16,7 @@ evidence (docs/evidence.md) as it ends; `InfraError` ends the episode as the har
 from __future__ import annotations
 
 import json
+import math
 import threading
 import time
 from pathlib import Path
@@ -66,6 +68,17 @@ def _read_actions(path: Path) -> list[dict]:
 # real seconds between a restart challenge and its re-check window (seen: 190-320 ms read p99s in
 # the first cycle after restarting the channel service at time scale 0.1, beside two other episodes)
 RESTART_SETTLE_S = 2.0
+
+
+def cycle_boundary_at_or_after(t: float, first: float | None, cycle_s: float) -> float:
+    """The first load-cycle boundary at or after plan time `t`, cycles of `cycle_s` starting at `first`
+    (the warm-up's end); `t` itself when there are no cycles to align to."""
+    if first is None or cycle_s <= 0:
+        return t
+    if t <= first:
+        return first
+    # a boundary a rounding error before `t` is `t`'s own: never wait a whole cycle for a float
+    return first + math.ceil((t - first) / cycle_s - 1e-9) * cycle_s
 
 
 class Episode:
@@ -228,9 +241,11 @@ class Episode:
                     self.log("restart_failed", service=service, error=str(error))
                 restarts.append(ChallengeRestart(service=service, t=round(clock.now(), 3), ok=ok))
             # a restarted service's first requests pay for its cold start (new connection pools):
-            # that is the restart's cost, not a lost repair, so the re-check starts once it settled
-            self._sleep_until(clock.now() + clock.plan(RESTART_SETTLE_S))
-            start = clock.now()
+            # that is the restart's cost, not a lost repair, so the re-check starts once it settled,
+            # at the next load-cycle boundary: it then observes one whole cycle as the soak does, and
+            # a periodic job anchored to the cycles (spine's maintenance window) runs inside it once,
+            # never on its edge where scheduling jitter decides whether it counts
+            start = self._cycle_boundary_at_or_after(clock.now() + clock.plan(RESTART_SETTLE_S))
             self._sleep_until(start + cycle)
             after_restart = RecordedWindow(start_s=round(start, 3), end_s=round(clock.now(), 3))
             self._snapshot("after_restart")
@@ -312,6 +327,9 @@ class Episode:
                 self.log("void", fault=fault.name, last_problem=manifestation.last_problem)
                 return False
         return True
+
+    def _cycle_boundary_at_or_after(self, t: float) -> float:
+        return cycle_boundary_at_or_after(t, self.timeline.warmup_end_s, self.plan.timeline.cycle_s)
 
     def _mark(self, **times: float | None) -> None:
         """Record clock marks (plan seconds) in the timeline."""

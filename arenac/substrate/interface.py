@@ -13,7 +13,7 @@ found by name in one place (arenac/substrate/registry.py):
 - a `LocalStack`, one running instance on this machine: start, stop, restart a component, set a
   service's environment or image for its next start, the processes it runs, its config and log
   files, the images its workloads run, and the `Endpoints` it publishes.
-The models crossing the seam (`Endpoints`, `SeedData`, `StackImages`, `BurstCount`, and the
+The models crossing the seam (`Endpoints`, `SeedData`, `StackImages`, `BurstCount`, `JobReading`, and the
 evidence models of arenac/model/evidence.py) are typed; the first three frozen. What the
 interface assumes of every substrate is what the language's gates assume: HTTP services beside
 one PostgreSQL database and one Redis (the descriptor's tables, sequences and queues live there).
@@ -115,6 +115,23 @@ class BurstCount(TypedDict):
     refused: int
 
 
+@dataclass(frozen=True)
+class FailedJobRun:
+    """A run of a periodic job that ended in an error: when it started (Unix seconds) and why."""
+
+    start_unix: float
+    error: str
+
+
+@dataclass(frozen=True)
+class JobReading:
+    """A periodic job as its service reports it: the runs it completed since the service started,
+    and the recent runs that failed (as many as the service remembers)."""
+
+    completed: int
+    failed: tuple[FailedJobRun, ...] = ()
+
+
 class HarnessHands(Protocol):
     """The harness's privileged hands on a running stack (arenac/runner/harness_io.py), as a
     driver uses them: reads as the database superuser, the services' admin API."""
@@ -195,8 +212,9 @@ class SubstrateDriver(Protocol):
     @property
     def jobs(self) -> tuple[str, ...]:
         """The periodic jobs whose completed runs an episode samples (`runs(JOB)` in a gate)."""
-    def runs(self, hands: HarnessHands, job: str) -> int:
-        """How many runs of `job` completed since its service started; raises when the stack does not say."""
+    def runs(self, hands: HarnessHands, job: str) -> JobReading:
+        """How many runs of `job` completed since its service started, and its recent failed runs;
+        raises when the stack does not say."""
     def health_problem(self, endpoints: Endpoints) -> str:
         """"" when every service is ready and the front door serves a write, else why not
         (`wait-until-healthy`)."""

@@ -9,7 +9,7 @@ Contract:
   a broken ledger, EvidenceError); backlog(q) = the last sample in the window;
   runs(job) = the runs the job completed between the last sample before the window (else its
   first sample in it) and its last sample in it, a count that restarted with its service (a drop)
-  adding its new value;
+  adding its new value; the runs that failed and started in the window are named in its note;
   violations(seq) = duplicates + gaps of the last snapshot in the window, less one gap for every row
   of the sequence's table the client asked to delete before that snapshot (a deleted message's seq is
   a legitimate hole: arenac/verify/acked.py, `client_deletions`). soak_end and the challenges'
@@ -153,7 +153,11 @@ class Measurer:
         # the count restarts at 0 with its service: a drop is a restart, after which the new count is all new
         completed = sum(b - a if b >= a else b for a, b in pairwise(counts))
         since = "the last sample before it" if before else f"the first sample in it (t={fmt(inside[0][0])})"
-        return Measured(float(completed), f"{completed} runs completed from {since} to t={fmt(inside[-1][0])}")
+        note = f"{completed} runs completed from {since} to t={fmt(inside[-1][0])}"
+        failed = [run for run in self.evidence.runs.failed.get(job, ()) if window.start_s <= run.t < window.end_s]
+        if failed:  # why the window holds fewer runs than the schedule promised
+            note += "; failed: " + "; ".join(f"the run started at t={fmt(run.t)} ({run.error})" for run in failed)
+        return Measured(float(completed), note)
 
     def _violations(self, sequence: str, window: Window) -> Measured:
         placed = []

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import random
 import sys
+from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 
@@ -273,17 +274,28 @@ def test_the_episodes_constants_are_the_models():
 
 def test_duration_bound_by_hand():
     timing = TrialTiming(provision_s=60, teardown_s=45)
-    # 60 provision + 20 warm-up + 30 onset + 30 bound + 600 window + 60 cycle + 120 soak + (2 + 60) restart + 45
-    assert duration_bound(PHASES, timing) == 1027
-    # at 0.1 the manifestation bound is the hung request's 11 real seconds, the restart settles 2 real seconds
-    assert duration_bound(PHASES, TrialTiming(time_scale=0.1, provision_s=0, teardown_s=0)) == pytest.approx(102)
+    # 60 provision + 20 warm-up + 30 onset + 30 bound + 600 window + 60 cycle + 120 soak + 45, and the
+    # restart: the soak ends on a boundary, the 2 s settle runs past it, so the re-check waits for the
+    # next one (60 s) and observes a cycle (60 s)
+    assert duration_bound(PHASES, timing) == 1085
+    # at 0.1 the manifestation bound is the hung request's 11 real seconds; the restart settles 2 real
+    # seconds (20 plan s) and its re-check starts at the next boundary, 60 plan s after the soak's end
+    assert duration_bound(PHASES, TrialTiming(time_scale=0.1, provision_s=0, teardown_s=0)) == pytest.approx(106)
+
+
+def test_a_settle_longer_than_a_cycle_waits_for_the_boundary_after_it():
+    # at time scale 0.01 the 2 real seconds of settle are 200 plan s: past three 60 s boundaries after
+    # the soak's end (120 s soak from a boundary), so the re-check starts 240 plan s (2.4 real s) after it
+    short = TrialTiming(time_scale=0.01, provision_s=0, teardown_s=0)
+    without = duration_bound(replace(PHASES, restart=False), short)
+    assert duration_bound(PHASES, short) - without == pytest.approx(2.4 + 0.6)
 
 
 def test_the_soak_waits_for_the_next_cycle():
     timing = TrialTiming(provision_s=60, teardown_s=45, agent=AgentWindowUse(full_share=1.0), manifest_share_high=0.0)
     # the fault shows at its onset (30 s after the handover), the agent uses its 600 s: 630 s from the
     # warm-up's end, so the soak starts 30 s later, at 660
-    assert sample_duration(PHASES, timing, random.Random(0)) == 60 + 20 + 30 + 600 + 30 + 120 + 62 + 45
+    assert sample_duration(PHASES, timing, random.Random(0)) == 60 + 20 + 30 + 600 + 30 + 120 + 120 + 45
 
 
 def test_phases_from_a_compiled_plan(bundles):

@@ -56,6 +56,12 @@ def test_oracle_passes_and_records_everything(bundle, tmp_path):
     # the acknowledged writes, recorded at soak end and again when the restart's re-check ended
     for record in ("acked_soak_end.json", "acked_after_restart.json"):
         assert json.loads((run / "evidence" / record).read_text())["fanout"]["queue"] == "spine:fanout"
+    # the restart's re-check observes one whole load cycle, from a cycle boundary
+    timeline = json.loads((run / "evidence" / "timeline.json").read_text())
+    recheck = json.loads((run / "evidence" / "challenges.json").read_text())["after_restart"]
+    cycle = bundle.plan.timeline.cycle_s
+    cycles = (recheck["start_s"] - timeline["warmup_end_s"]) / cycle
+    assert abs(cycles - round(cycles)) < 0.01 and recheck["start_s"] >= timeline["soak_end_s"], (timeline, recheck)
     assert json.loads((run / "reward.json").read_text()) == {"outcome": True, "reward": 1, "safe_repair": True}
     _no_leftovers(before)
 

@@ -18,7 +18,15 @@ from pathlib import Path
 from arenac.loadgen.acks import AckLog
 from arenac.loadgen.routes import Call, RouteClient
 from arenac.model.evidence import FanoutAtSoakEnd, MessagesAtSoakEnd
-from arenac.substrate.interface import BurstCount, Endpoints, HarnessHands, SeedData, StackImages, SubstrateDriver
+from arenac.substrate.interface import (
+    BurstCount,
+    Endpoints,
+    HarnessHands,
+    JobReading,
+    SeedData,
+    StackImages,
+    SubstrateDriver,
+)
 from arenac.substrate.procs import Child
 
 
@@ -103,9 +111,9 @@ class ToyDriver:
 
     jobs = ("sweeper",)
 
-    def runs(self, hands: HarnessHands, job: str) -> int:
-        """A sweep leaves a row behind."""
-        return len(hands.query(f"SELECT id FROM {job}_sweeps"))
+    def runs(self, hands: HarnessHands, job: str) -> JobReading:
+        """A sweep leaves a row behind; the toy's sweeps never fail."""
+        return JobReading(completed=len(hands.query(f"SELECT id FROM {job}_sweeps")))
 
     def health_problem(self, endpoints: Endpoints) -> str:
         return ""  # nothing runs, so nothing is unwell

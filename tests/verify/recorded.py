@@ -164,6 +164,7 @@ class RecordedRun:
         self.backlog: dict[str, list[list[float]]] = {"fanout": [[float(t), 0.0] for t in range(*TRAFFIC)]}
         # a run of maintenance completes at every minute (t = 120, 180, ...): the count since its start
         self.runs: dict[str, list[list[float]]] = {"maintenance": [[float(t), t // 60] for t in range(*TRAFFIC)]}
+        self.failed_runs: dict[str, list[dict]] = {}  # job -> [{"t", "error"}]: runs.json's failed runs
         self.challenges: dict[str, Any] = {
             "restart": [{"service": "message", "t": 262.0, "ok": True}],
             "retrigger": [{"fault": "strict", "t": 200.0, "ok": True}],
@@ -224,7 +225,8 @@ class RecordedRun:
         evidence = self.run_dir / "evidence"
         (evidence / "snapshots").mkdir(parents=True, exist_ok=True)
         files = {"timeline.json": self.timeline, "ledger.json": self.ledger(), "baseline.json": self.baseline,
-                 "backlog.json": {"queues": self.backlog}, "runs.json": {"jobs": self.runs},
+                 "backlog.json": {"queues": self.backlog},
+                 "runs.json": {"jobs": self.runs, **({"failed": self.failed_runs} if self.failed_runs else {})},
                  "challenges.json": self.challenges,
                  "gates.json": self.gates(),
                  "boundary.json": {"agent": "noop", "declared": True, "declared_s": 90.0, "frozen_s": 90.5,

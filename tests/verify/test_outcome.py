@@ -224,6 +224,17 @@ def test_a_restart_of_the_jobs_service_restarts_its_count_and_loses_no_run(run):
     assert one(run, RUNS).observed == 2.0
 
 
+def test_a_failed_run_in_the_window_is_named_and_one_outside_it_is_not(run):
+    # the run due at t=240 failed (the count stays at 3 from t=180); another failed before the soak
+    run.runs["maintenance"] = [[t, min(c, 3)] for t, c in run.runs["maintenance"]]
+    run.failed_runs = {"maintenance": [{"t": 60.0, "error": "PoolTimeout: early"},
+                                       {"t": 240.0, "error": "PoolTimeout: no database connection free"}]}
+    check = one(run, RUNS)
+    assert not check.passed and check.observed == 1.0
+    assert "the run started at t=240 (PoolTimeout: no database connection free)" in check.detail
+    assert "early" not in check.detail
+
+
 def test_runs_without_samples_is_undefined(run):
     run.runs = {}
     check = one(run, RUNS)

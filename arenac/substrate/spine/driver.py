@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from arenac.loadgen.acks import AckLog
     from arenac.loadgen.routes import RouteClient
     from arenac.model.evidence import FanoutAtSoakEnd, MessagesAtSoakEnd
-    from arenac.substrate.interface import BurstCount, Endpoints, HarnessHands
+    from arenac.substrate.interface import BurstCount, Endpoints, HarnessHands, JobReading
     from arenac.substrate.spine.stack import SpineStack
 
 # the PostgreSQL ConfigMap's keys (as the chart names them) and the chart files they hold
@@ -83,7 +83,7 @@ class SpineDriver:
 
     jobs = ("maintenance",)
 
-    def runs(self, hands: HarnessHands, job: str) -> int:
+    def runs(self, hands: HarnessHands, job: str) -> JobReading:
         from arenac.substrate.spine.harness import runs
 
         return runs(hands, job)

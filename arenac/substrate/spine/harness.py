@@ -6,7 +6,8 @@ Contract:
 - `backlog(hands, queue)`: the length the queue's service reports (`GET /admin/backlog` of the
   service of that name: spine's one queue is the fanout service's); raises on a reply without one.
 - `runs(hands, job)`: the runs the job's service counts as completed since it started (`completed`
-  of `GET /admin/windows` of the service of that name: spine's one job is the maintenance service's).
+  of `GET /admin/windows` of the service of that name: spine's one job is the maintenance service's),
+  and the failed runs among the recent windows it lists (their start and error).
 - `acked_messages(hands, baseline_max_ids)`: every row of `messages` with an id above the
   baseline's maximum (`after_id`; the rows up to it are covered by the baseline checksum), as
   id -> `write_digest(channel name, author, body)`, the digest the writer computed from what it
@@ -42,7 +43,7 @@ import redis
 
 from arenac.loadgen.acks import AckLog, write_digest
 from arenac.model.evidence import FanoutAtSoakEnd, Inbox, MessagesAtSoakEnd
-from arenac.substrate.interface import BurstCount, Endpoints, HarnessHands
+from arenac.substrate.interface import BurstCount, Endpoints, FailedJobRun, HarnessHands, JobReading
 from arenac.substrate.spine.routes import SpineClient
 from arenac.substrate.spine.seed import USERS
 from spine_services.common import INBOX_CAP, inbox_key
@@ -54,8 +55,11 @@ def backlog(hands: HarnessHands, queue: str) -> int:
     return int(hands.admin(queue, "GET", "/admin/backlog")["backlog"])
 
 
-def runs(hands: HarnessHands, job: str) -> int:
-    return int(hands.admin(job, "GET", "/admin/windows")["completed"])
+def runs(hands: HarnessHands, job: str) -> JobReading:
+    reply = hands.admin(job, "GET", "/admin/windows")
+    failed = tuple(FailedJobRun(start_unix=float(window["start"]), error=str(window["error"]))
+                   for window in reply.get("windows", ()) if window.get("error"))
+    return JobReading(completed=int(reply["completed"]), failed=failed)
 
 
 def health_problem(endpoints: Endpoints) -> str:
