@@ -3,7 +3,8 @@
 Contract: a fault template may declare what its manifestation needs of the load (`exhausts:`, a
 database pool that must run out) and what it adds to other faults' needs (`holds:`, requests that
 keep their connection longer). For each variant, a fault (not a decoy) that `exhausts` a pool is
-checked by Little's law against the substrate's calibrated baseline: the route's peak demand is
+checked by Little's law against the calibrated baseline of the variant's load profile (none: nothing
+is decided, never another profile's figures): the route's peak demand is
 its peak request rate (the spec's load profile: the busiest phase's rate times the route's share
 of the mix, requests per real second, which the time scale leaves alone) times how long each
 request holds a connection (the baseline's peak p95 latency of the route, an upper bound on the
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 from arenac.core.diagnostics import Diagnostic
 from arenac.core.source import Span
 from arenac.core.units import format_seconds
-from arenac.model.baseline import Baseline
+from arenac.model.baseline import Baseline, baseline_file
 from arenac.model.library import FaultTemplate, Library, LoadProfile, PoolDemand
 from arenac.model.task import ConcreteFault, Scalar, Variant
 from arenac.syntax import ast
@@ -48,30 +49,31 @@ class Demand:
 
 class VoidCheck:
     """The check for every variant of one compile: the library's templates by qualified name
-    (`spine.pool_size`), each substrate's baseline (read once), the spec's argument spans."""
+    (`spine.pool_size`), each load profile's baseline (read once), the spec's argument spans."""
 
     def __init__(self, library: Library, modules: list[ast.Module]):
         self.library = library
         self.templates = {f"{name}.{t}": template for name, entry in library.substrates.items()
                           for t, template in entry.faults.items()}
-        self.baselines: dict[str, Baseline | None] = {}
+        self.baselines: dict[tuple[str, str], Baseline | None] = {}
         self.decls = {task.name.text: task for module in modules for task in module.tasks}
 
     def warnings(self, variant: Variant, fallback: dict[str, Span]) -> list[Diagnostic]:
         """E0522 for the variant; FALLBACK: a fault's span, for an argument left to its default."""
-        baseline = self._baseline(variant.spec.substrate)
+        baseline = self._baseline(variant.spec.substrate, variant.spec.load.name)
         if baseline is None:
-            return []  # a substrate without a calibrated baseline: nothing to decide statically
+            return []  # a load profile without a calibrated baseline: nothing to decide statically
         decl = self.decls.get(variant.task)
         written = {} if decl is None else _argument_spans(decl)
         return void_warnings(variant, self.templates, baseline,
                              lambda fault, arg: written.get((fault, arg), fallback[fault]))
 
-    def _baseline(self, substrate: str) -> Baseline | None:
-        if substrate not in self.baselines:
-            path = self.library.substrates[substrate].directory / "baseline.json"
-            self.baselines[substrate] = Baseline.model_validate_json(path.read_bytes()) if path.is_file() else None
-        return self.baselines[substrate]
+    def _baseline(self, substrate: str, profile: str) -> Baseline | None:
+        if (substrate, profile) not in self.baselines:
+            path = self.library.substrates[substrate].directory / baseline_file(profile)
+            self.baselines[substrate, profile] = (Baseline.model_validate_json(path.read_bytes()) if path.is_file()
+                                                  else None)
+        return self.baselines[substrate, profile]
 
 
 def _argument_spans(task: ast.TaskDecl) -> dict[tuple[str, str], Span]:

@@ -13,10 +13,12 @@ Contract:
 - `arenac substrate status [--dir D | --ready-file F] [--json]` probes every component of a
   running stack; exit code 0 when all are ready, 1 otherwise, 2 for a file that is not a stack's
   endpoints.
-- `arenac calibrate [--runs N] [--time-scale S] [--out PATH]` writes the healthy baseline
-  (default: the committed library/substrates/spine/baseline.json). It reads the load profile
-  from the library here, in the CLI (the substrate never parses specs), and hands it to the
-  substrate's calibration.
+- `arenac calibrate [--profile NAME] [--runs N] [--time-scale S] [--out PATH]` writes the healthy
+  baseline of one load profile of spine (default: `standard`) to the committed
+  library/substrates/spine/baselines/NAME.json (or PATH): a baseline is per profile, and a task is
+  graded against its own profile's only. It reads the load profile from the library here, in the
+  CLI (the substrate never parses specs), and hands it to the substrate's calibration; an unknown
+  profile is one message and exit code 2.
 Heavy imports happen inside the commands so that `arenac --help` stays fast.
 """
 
@@ -40,6 +42,7 @@ from arenac.cli.common import EXIT_DIAGNOSTICS, report
 from arenac.core.diagnostics import DiagnosticError
 from arenac.extras import require_local
 from arenac.lower.library import load_library
+from arenac.model.baseline import baseline_file
 
 if TYPE_CHECKING:
     from arenac.model.library import LoadProfile
@@ -47,6 +50,7 @@ if TYPE_CHECKING:
     from arenac.substrate.spine.stack import SpineStack
 
 SUBSTRATES = ("spine",)
+STANDARD_PROFILE = "standard"  # the load a task without `load =` gets (arenac/lower/task.py)
 
 
 class _StopFlag:
@@ -228,28 +232,45 @@ def status(data_dir: Path | None, ready_file: Path | None, as_json: bool) -> Non
 
 
 @click.command()
+@click.option("--profile", "profile_name", default=STANDARD_PROFILE, show_default=True,
+              help="the load profile of spine to calibrate (`spine.NAME` or NAME)")
 @click.option("--runs", default=3, show_default=True, help="independent runs, each on a fresh stack")
 @click.option("--time-scale", default=1.0, show_default=True, help="multiplies every duration of the profile")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
-              help="default: the committed library/substrates/spine/baseline.json")
-def calibrate(runs: int, time_scale: float, out: Path | None) -> None:
-    """Drive the standard load against healthy spine stacks and write the baseline."""
+              help="default: the committed library/substrates/spine/baselines/PROFILE.json")
+def calibrate(profile_name: str, runs: int, time_scale: float, out: Path | None) -> None:
+    """Drive a load profile against healthy spine stacks and write its baseline."""
     require_local("calibrate")  # the local extra first: one line, not an ImportError
+    write_calibration(calibration_profile(profile_name), runs, time_scale, out)
+
+
+def calibration_profile(name: str) -> LoadProfile:
+    """The library's spine profile NAME (`spine.` optional); an unknown one is refused (exit code 2)."""
     try:
-        profile = load_library().substrates["spine"].loads["standard"]
+        loads = load_library().substrates["spine"].loads
     except DiagnosticError as error:
         report(error, "text")
         sys.exit(EXIT_DIAGNOSTICS)
-    write_calibration(profile, runs, time_scale, out)
+    bare = name.removeprefix("spine.")
+    if bare not in loads:
+        _refuse(f"spine has no load profile {name!r} (its profiles: {', '.join(sorted(loads))})")
+    return loads[bare]
+
+
+def calibration_target(profile: LoadProfile, out: Path | None) -> Path:
+    """Where the calibration of `profile` goes: OUT, else the library's baselines/PROFILE.json."""
+    from arenac.substrate.spine.seed import substrate_file  # lazily: see `write_calibration`
+
+    return out or Path(str(substrate_file(baseline_file(profile.name))))
 
 
 def write_calibration(profile: LoadProfile, runs: int, time_scale: float, out: Path | None) -> None:
-    """Drive `profile` against healthy spine stacks, write the baseline and print its summary."""
+    """Drive `profile` against healthy spine stacks, write its baseline and print its summary."""
     # lazily: the load generator and the stack (aiohttp, asyncpg, ...) load only when calibrating
     from arenac.substrate.calibrate import calibrate as run_calibration
-    from arenac.substrate.spine.seed import substrate_file
 
-    target = out or Path(str(substrate_file("baseline.json")))
+    target = calibration_target(profile, out)
+    target.parent.mkdir(parents=True, exist_ok=True)
     baseline = run_calibration(profile, runs=runs, time_scale=time_scale, out=target)
     click.echo(f"baseline written to {target}: goodput {baseline['goodput_rps']} req/s, "
                f"error rate {baseline['error_rate']}", err=True)

@@ -48,10 +48,11 @@ class ExprContext:
     mix: tuple[str, ...] | None = None
     load: str = ""
     profiles_with: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    # the routes the substrate's calibrated baseline has figures for (None: not known, no check)
-    # and the profile it was calibrated with (E0218)
+    # the routes the calibrated baseline of the task's load profile has figures for (E0218; None:
+    # not known, no check), and whether that profile was calibrated at all (else every baseline
+    # figure is refused: E0218)
     baseline_routes: tuple[str, ...] | None = None
-    baseline_profile: str = ""
+    calibrated: bool = True
 
     def bind(self, node):
         """Replace a bare macro parameter by the value it was called with."""
@@ -172,6 +173,9 @@ def _lower_metric(node: ast.Ref | ast.Call, ctx: ExprContext):
         ctx.collector.error("E0204", f"unknown metric '{name or ref.text}'", ref.span,
                             did_you_mean(name, METRIC_DIMENSIONS))
         return None
+    if baseline and not ctx.calibrated:
+        _uncalibrated(name, ref, ctx)
+        return None
     fields: dict[str, str | None] = {}
     args = node.args if isinstance(node, ast.Call) else ()
     for position, arg in enumerate(args):
@@ -239,11 +243,12 @@ def _route_measured(metric: str, value: ast.Ref, baseline: bool, ctx: ExprContex
     if baseline:
         if ctx.baseline_routes is None or route in ctx.baseline_routes:
             return True
-        calibrated = f" with load profile {ctx.baseline_profile}" if ctx.baseline_profile else ""
+        profile = f"{ctx.substrate.name}.{ctx.load}"
         instead = (f"write the gate macro's predicates out, comparing `{metric}({route})` with a bound of your own"
                    if ctx.bindings else f"compare with a bound of your own, e.g. `{metric}({route}) <= ...`")
-        ctx.collector.error("E0218", f"the calibrated baseline has no figures for route '{route}'", value.span,
-                            f"it was calibrated{calibrated}, which does not request '{route}': {instead}")
+        ctx.collector.error("E0218", f"the calibrated baseline of load profile '{profile}' has no figures for "
+                            f"route '{route}'", value.span,
+                            f"its calibration never requested '{route}': {instead}")
         return False
     if ctx.mix is None or route in ctx.mix:
         return True
@@ -253,6 +258,16 @@ def _route_measured(metric: str, value: ast.Ref, baseline: bool, ctx: ExprContex
     ctx.collector.error("E0217", f"route '{route}' is not in the mix of load profile '{ctx.load}': no request of "
                         "the task's load would measure it", value.span, hint)
     return False
+
+
+def _uncalibrated(metric: str, ref: ast.Ref, ctx: ExprContext) -> None:
+    """E0218 for a baseline figure of a load profile that was never calibrated: it would be graded
+    against no figures (never another profile's), so it could never hold."""
+    instead = ("write the gate macro's predicates out with bounds of your own" if ctx.bindings
+               else f"compare with a bound of your own, e.g. `{metric}(...) <= ...`")
+    ctx.collector.error("E0218", f"load profile '{ctx.substrate.name}.{ctx.load}' has no calibrated baseline, so "
+                        f"`{ref.text}` has no figure", ref.span,
+                        f"calibrate it (`arenac calibrate --profile {ctx.load}`), or {instead}")
 
 
 def _substituted(node, ctx: ExprContext):

@@ -39,7 +39,7 @@ from arenac.core.source import SourceFile
 from arenac.lower.access import lower_access
 from arenac.lower.load import lower_load
 from arenac.model.access import AccessSurface
-from arenac.model.baseline import Baseline
+from arenac.model.baseline import BASELINES, Baseline
 from arenac.model.library import FaultTemplate, Library, LoadProfile, SubstrateEntry
 from arenac.model.substrate import Substrate
 from arenac.syntax import ast
@@ -152,8 +152,7 @@ def _library_files(root: Path) -> list[Path]:
         descriptor_path = substrate_dir / "substrate.yaml"
         if descriptor_path.is_file():
             files.append(descriptor_path)
-            if (substrate_dir / "baseline.json").is_file():
-                files.append(substrate_dir / "baseline.json")
+            files.extend(sorted((substrate_dir / BASELINES).glob("*.json")))
             files.extend(sorted((substrate_dir / "faults").glob("*.yaml")))
             files.extend(sorted(substrate_dir.glob("*.arena")))
     files.extend(sorted(root.glob("*.arena")))
@@ -171,12 +170,8 @@ def _load(root: Path) -> tuple[Library, LibraryMacros]:
         descriptor = reader.model(descriptor_path, Substrate)
         if descriptor is None:
             continue
-        baseline_path = substrate_dir / "baseline.json"
-        baseline = reader.model(baseline_path, Baseline) if baseline_path.is_file() else None
         entry = SubstrateEntry(descriptor, substrate_dir, reader.fault_templates(substrate_dir, descriptor.name),
-                               access={}, loads={},
-                               baseline_routes=tuple(r for r in baseline.routes if r != "all") if baseline else None,
-                               baseline_profile=str(baseline.profile.get("name", "")) if baseline else "")
+                               access={}, loads={}, baselines=reader.baselines(substrate_dir, descriptor.name))
         macros: Macros = {}
         for module_path in sorted(substrate_dir.glob("*.arena")):
             module = reader.module(module_path)
@@ -210,6 +205,22 @@ class _Reader:
         except (ValidationError, yaml.YAMLError, OSError) as error:
             self.errors.error("E0601", f"invalid library file {self.relative(path)}: {_first_line(error)}")
             return None
+
+    def baselines(self, substrate_dir: Path, substrate: str) -> dict[str, tuple[str, ...]]:
+        """baselines/PROFILE.json -> PROFILE: the routes it has figures for; a file whose record
+        names another profile (or substrate) is an error, never read as PROFILE's."""
+        found: dict[str, tuple[str, ...]] = {}
+        for path in sorted((substrate_dir / BASELINES).glob("*.json")):
+            baseline = self.model(path, Baseline)
+            if baseline is None:
+                continue
+            if (baseline.substrate, baseline.profile_name) != (substrate, f"{substrate}.{path.stem}"):
+                self.errors.error("E0601", f"invalid library file {self.relative(path)}: it is the calibration of "
+                                  f"{baseline.substrate}'s profile '{baseline.profile_name}', not of "
+                                  f"{substrate}.{path.stem}")
+                continue
+            found[path.stem] = tuple(route for route in baseline.routes if route != "all")
+        return found
 
     def fault_templates(self, substrate_dir: Path, substrate: str) -> dict[str, FaultTemplate]:
         faults: dict[str, FaultTemplate] = {}

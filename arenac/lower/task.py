@@ -75,8 +75,9 @@ def lower_task(task: ast.TaskDecl, module: ast.Module, library: Library, macros:
                                               if route.name in profile.mix)) for route in substrate.routes}
     ctx = ExprContext(substrate=substrate, phases=phases, collector=errors,
                       mix=tuple(load.mix) if load else None, load=load.name if load else "",
-                      profiles_with=profiles_with, baseline_routes=entry.baseline_routes,
-                      baseline_profile=entry.baseline_profile)
+                      profiles_with=profiles_with,
+                      baseline_routes=entry.baselines.get(load.name, ()) if load else None,
+                      calibrated=load is None or load.name in entry.baselines)
 
     faults, fault_names = lower_faults(task, entry.faults, substrate_name, ctx, spans)
     fault_decls = [s for s in task.statements if isinstance(s, ast.FaultDecl)]

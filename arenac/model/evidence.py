@@ -16,7 +16,7 @@ Contract:
   its label (arenac/verify/evidence.py, `snapshot_time`).
 - harness_changes.json lists what the harness itself changed after the agent started (a fault
   re-fired by its recurrence, a periodic or `when` onset); absent means it changed nothing then.
-- baseline.json is the substrate's calibration record, copied: its models live in
+- baseline.json is the calibration record of the task's load profile, copied: its models live in
   arenac/model/baseline.py (the compiler's void check reads it too, without the evidence models).
 - The acknowledged writes of acks.jsonl are written by the load generator line by line, in its
   hot path, as plain JSON (arenac/loadgen/acks.py); `AckedWrite` is the shape of one line.

@@ -7,7 +7,7 @@ rendering, writing) and the substrate tooling read it from here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -150,10 +150,9 @@ class SubstrateEntry:
     faults: dict[str, FaultTemplate]
     access: dict[str, AccessSurface]
     loads: dict[str, LoadProfile]
-    # the routes its calibrated baseline (baseline.json) has figures for, and the load profile it was
-    # calibrated with; None: no baseline (a gate's `baseline.X(route)` is then not checked)
-    baseline_routes: tuple[str, ...] | None = None
-    baseline_profile: str = ""
+    # its calibrated baselines (baselines/PROFILE.json, one per calibrated load profile): profile ->
+    # the routes it has figures for; a profile missing here was never calibrated
+    baselines: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def chart_dir(self) -> Path:

@@ -14,6 +14,7 @@ from importlib import resources
 from pathlib import Path
 
 from arenac.core.serialize import write_atomic
+from arenac.model.baseline import baseline_file
 from arenac.model.verdict import Verdict, Window
 from arenac.verify.evidence import Evidence, EvidenceError
 from arenac.verify.grade import grade as grade_evidence
@@ -25,11 +26,19 @@ from arenac.verify.verdict import unscored
 
 # ---- verifier --------------------------------------------------------------------------------------
 def copy_grading_inputs(bundle, evidence: Path) -> None:
-    """The pinned gates and the substrate's baseline into the evidence (for re-grading later)."""
+    """The pinned gates and the calibrated baseline of the bundle's own load profile (plan.json's
+    `load.name`) into the evidence (for re-grading later). A profile never calibrated has none to
+    copy: evidence/baseline.json is then absent (a stale one removed), and a gate that reads a
+    baseline figure is refused at grading with the reason (never another profile's figures)."""
     # atomically: teardown rewrites them, and a crash then must not leave a part of either
     write_atomic(evidence / "gates.json", bundle.gates_bytes)
-    baseline = resources.files("arenac.library").joinpath(f"substrates/{bundle.plan.substrate}/baseline.json")
-    write_atomic(evidence / "baseline.json", baseline.read_bytes())
+    plan = bundle.plan
+    baseline = resources.files("arenac.library").joinpath(f"substrates/{plan.substrate}/"
+                                                          f"{baseline_file(plan.load.name)}")
+    if baseline.is_file():
+        write_atomic(evidence / "baseline.json", baseline.read_bytes())
+    else:
+        (evidence / "baseline.json").unlink(missing_ok=True)
 
 
 def grade(run_dir: Path, bundle) -> Verdict:

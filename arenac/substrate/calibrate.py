@@ -3,7 +3,9 @@
 Contract:
 - The load generator is open-loop: within each phase requests start at fixed intervals (1/rate),
   whatever the latency of earlier ones, each request picks its route by the profile's weighted mix
-  (a seeded RNG, so runs are comparable). It logs every user in before the clock starts (setup,
+  (a seeded RNG, so runs are comparable) and is made by spine's route client, the one an episode's
+  load generator uses (a `delete` removes one of the client's own acknowledged sends; an arrival
+  with nothing to delete yet sends nothing). It logs every user in before the clock starts (setup,
   not measured). A request counts as good when it returns 2xx within the client timeout (10 s).
 - Per route and phase it records p50/p95/p99 latency (over every request, errors included),
   error rate and goodput (good requests per second of the phase's time). Phases of the same name
@@ -16,6 +18,7 @@ Contract:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import platform
@@ -30,17 +33,15 @@ from typing import Any
 
 import aiohttp
 
+from arenac.loadgen.routes import Call, RouteMix
 from arenac.model.library import LoadProfile
 from arenac.substrate.spine.profile import CALIBRATION_CYCLES, ScheduledPhase, describe, schedule
-from arenac.substrate.spine.seed import CHANNELS, MESSAGES_PER_CHANNEL, USERS
+from arenac.substrate.spine.routes import SpineClient
 from arenac.substrate.spine.spec import SpineSpec
 from arenac.substrate.spine.stack import SpineStack
 
 CLIENT_TIMEOUT_S = 10.0
 ALL = "all"
-# the routes this generator issues: a profile whose mix names another (`delete`, which needs the
-# client's own acknowledged sends: arenac/substrate/spine/routes.py) is refused, never sent as another
-CALIBRATED_ROUTES = ("login", "channels", "send", "read", "unread")
 
 
 @dataclass(frozen=True)
@@ -110,29 +111,28 @@ class RunResult:
 
 
 class LoadGenerator:
-    """Open-loop requests against a spine gateway."""
+    """Open-loop requests against a spine gateway, each made by spine's own route client (the load
+    generator's: arenac/substrate/spine/routes.py), so a calibrated route is issued exactly as an
+    episode issues it, `delete` included (a delete of one of the client's own acknowledged sends;
+    none while it has none, and then nothing is recorded for that arrival)."""
 
     def __init__(self, gateway: str, profile: LoadProfile, time_scale: float,
                  cycles: int = CALIBRATION_CYCLES, seed: int = 1) -> None:
-        self.gateway = gateway.rstrip("/")
         self.profile = profile
         self.time_scale = time_scale
         self.cycles = cycles
         self.rng = random.Random(seed)
-        self.tokens: dict[str, str] = {}
-        self.last_seq = {name: MESSAGES_PER_CHANNEL for name, _ in CHANNELS}
-        unknown = sorted(set(profile.mix) - set(CALIBRATED_ROUTES))
+        self.client = SpineClient(gateway)
+        unknown = sorted(set(profile.mix) - self.client.routes)
         if unknown:
-            raise ValueError(f"calibration issues only {', '.join(CALIBRATED_ROUTES)}; profile {profile.name!r} "
-                             f"also has {', '.join(unknown)} in its mix")
-        routes, weights = zip(*sorted(profile.mix.items()), strict=True)  # weights may be fractional
-        self._routes, self._weights = list(routes), list(weights)
+            raise ValueError(f"spine has no route {', '.join(unknown)}; profile {profile.name!r} names it in its mix")
+        self._mix = RouteMix(dict(profile.mix))  # weights may be fractional
 
     async def run(self) -> RunResult:
         result = RunResult()
         timeout = aiohttp.ClientTimeout(total=CLIENT_TIMEOUT_S)
         async with aiohttp.ClientSession(timeout=timeout, connector=aiohttp.TCPConnector(limit=0)) as session:
-            await self._login_everyone(session)
+            await self.client.setup(session)
             phases = schedule(self.profile, time.time(), self.time_scale, self.cycles)
             tasks: list[asyncio.Task[None]] = []
             for phase in phases:
@@ -151,46 +151,38 @@ class LoadGenerator:
                 await asyncio.sleep(delay)
             else:
                 result.max_start_lag_s = max(result.max_start_lag_s, -delay)
-            # every random choice is made here, in schedule order, so a seed gives the same requests
-            route = self.rng.choices(self._routes, self._weights)[0]
-            user, channel = self.rng.choice(USERS), self.rng.choice(CHANNELS)[0]
-            tasks.append(asyncio.create_task(self._request(session, route, user, channel, phase.name, result)))
+            # every random choice is made here, in schedule order (route, then the client's user and
+            # channel), so a seed gives the same requests
+            route = self._mix.draw(self.rng)
+            call = self.client.call(route, self.rng)
+            if call is not None:
+                tasks.append(asyncio.create_task(self._request(session, route, call, phase.name, result)))
         end = phase.start + phase.duration_s
         if end > time.time():
             await asyncio.sleep(end - time.time())
 
-    async def _login_everyone(self, session: aiohttp.ClientSession) -> None:
-        for user in USERS:
-            async with session.post(f"{self.gateway}/api/login", json={"user": user}) as response:
-                response.raise_for_status()
-                self.tokens[user] = (await response.json())["token"]
-
-    async def _request(self, session: aiohttp.ClientSession, route: str, user: str, channel: str,
-                       phase: str, result: RunResult) -> None:
-        auth = {"Authorization": f"Bearer {self.tokens[user]}"}
-        base = self.gateway
-        if route == "login":
-            call = session.post(f"{base}/api/login", json={"user": user})
-        elif route == "channels":
-            call = session.get(f"{base}/api/channels")
-        elif route == "send":
-            call = session.post(f"{base}/api/channels/{channel}/messages", json={"text": f"load {phase}"}, headers=auth)
-        elif route == "read":
-            after = max(0, self.last_seq[channel] - 20)
-            call = session.get(f"{base}/api/channels/{channel}/messages", params={"after": after}, headers=auth)
-        else:
-            call = session.get(f"{base}/api/unread", headers=auth)
+    async def _request(self, session: aiohttp.ClientSession, route: str, call: Call, phase: str,
+                       result: RunResult) -> None:
         started = time.perf_counter()
-        status = 0
+        status, body, kind = 0, b"", ""
         try:
-            async with call as response:
+            async with session.request(call.method, call.url, json=call.json, params=call.params,
+                                       headers=call.headers) as response:
                 body = await response.read()
                 status = response.status
-                if route == "send" and status == 201:
-                    self.last_seq[channel] = max(self.last_seq[channel], json.loads(body)["seq"])
-        except (TimeoutError, aiohttp.ClientError):
-            status = 0
-        result.samples.append(Sample(route, phase, time.perf_counter() - started, status))
+        except TimeoutError:
+            kind = "timeout"
+        except (aiohttp.ClientError, OSError) as exc:
+            kind = type(exc).__name__
+        latency = time.perf_counter() - started
+        # the client's bookkeeping, as the load generator does it (a send joins the client's own
+        # messages, a delete takes one away); it never loses the request
+        with contextlib.suppress(Exception):
+            if status and call.on_reply is not None:
+                call.on_reply(status, body)
+            elif not status and call.on_error is not None:
+                call.on_error(kind)
+        result.samples.append(Sample(route, phase, latency, status))
 
 
 def _spread(values: list[float]) -> dict[str, float]:

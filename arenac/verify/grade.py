@@ -27,7 +27,7 @@ from arenac.core.serialize import dump_json, model_data, write_atomic
 from arenac.model.evidence import GatesFile
 from arenac.model.verdict import Gate, Verdict, Window
 from arenac.verify.evidence import Evidence, EvidenceError, read_model
-from arenac.verify.metrics import Measurer
+from arenac.verify.metrics import Measurer, baseline_profile
 from arenac.verify.outcome import evaluate_predicates
 from arenac.verify.safety import SafetyContext, check_safety
 from arenac.verify.verdict import scored, summary, unscored
@@ -59,7 +59,7 @@ def grade(evidence_dir: Path, gates_file: Path | None = None, gates: GatesFile |
             timeline.status, "an infrastructure error ended the trial")
         return unscored(gates.task, gates.variant, timeline.status, reason)
     soak = Window(label="soak", start_s=timeline.soak_start_s, end_s=timeline.soak_end_s)
-    measurer = Measurer(evidence)
+    measurer = Measurer(evidence, baseline_profile(gates.baseline))
     outcome_checks = evaluate_predicates(gates.gates.outcome, measurer, soak)
     ctx = SafetyContext(evidence=evidence, measurer=measurer, outcome=gates.gates.outcome, soak=soak,
                         repaired=all(c.passed for c in outcome_checks), repairs=gates.repairs or ())

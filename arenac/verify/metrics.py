@@ -25,6 +25,10 @@ Contract:
   `Measured.value` is None and `note` says why. Baseline figures come from baseline.json
   (route and phase default to "all"; milliseconds become seconds); a missing figure is
   undefined too.
+- baseline.json must be the calibration of the task's own load profile (`profile`, from the
+  gates' `baseline`, "SUBSTRATE/PROFILE"): a baseline figure read from a record that names
+  another profile, or with no baseline.json at all (the profile was never calibrated), raises
+  EvidenceError with the reason, never a verdict on another profile's figures.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from itertools import pairwise
 
 from hdrh.histogram import HdrHistogram
 
+from arenac.model.baseline import Baseline
 from arenac.model.evidence import SNAPSHOT_LABELS, LedgerSecond
 from arenac.model.gates import Metric
 from arenac.model.verdict import Window
@@ -70,8 +75,9 @@ def fmt(value: float) -> str:
 class Measurer:
     """Evaluates metrics over windows; merged histograms are cached per (filter, window)."""
 
-    def __init__(self, evidence: Evidence) -> None:
+    def __init__(self, evidence: Evidence, profile: str | None = None) -> None:
         self.evidence = evidence
+        self.profile = profile  # the task's load profile, "spine.standard" (None: not checked)
         self._hists: dict[_HistogramKey, HdrHistogram] = {}
 
     def measure(self, metric: Metric, window: Window) -> Measured:
@@ -188,12 +194,31 @@ class Measurer:
     def _baseline(self, metric: Metric) -> Measured:
         route, phase = metric.route or "all", metric.phase or "all"
         field, scale = _BASELINE_FIELDS.get(metric.name, (None, 1.0))
-        figures = self.evidence.baseline.routes.get(route, {}).get(phase)
+        figures = self._calibration().routes.get(route, {}).get(phase)
         value: float | None = getattr(figures, field) if figures is not None and field is not None else None
         if value is None:
             return Measured(None, f"undefined: the baseline has no {metric.name} figure for route {route}, "
                                   f"phase {phase}")
         return Measured(value * scale, f"baseline route {route}, phase {phase}")
+
+
+    def _calibration(self) -> Baseline:
+        """evidence/baseline.json, checked to be the calibration of the task's own load profile."""
+        if self.profile is not None and not (self.evidence.directory / "baseline.json").exists():
+            raise EvidenceError(f"evidence/baseline.json: missing: load profile {self.profile} has no calibrated "
+                                "baseline, and a gate reads a baseline figure (arenac calibrate --profile "
+                                f"{self.profile.split('.', 1)[-1]})")
+        baseline = self.evidence.baseline
+        if self.profile is not None and baseline.profile_name != self.profile:
+            raise EvidenceError(f"evidence/baseline.json: the calibration of load profile "
+                                f"{baseline.profile_name or '(unnamed)'}, not of the task's {self.profile}")
+        return baseline
+
+
+def baseline_profile(gates_baseline: str | None) -> str | None:
+    """The task's load profile as a baseline record names it (`spine.standard`) from the gates'
+    `baseline` ("spine/standard"); None for gates that do not say (compiled before they did)."""
+    return gates_baseline.replace("/", ".", 1) if gates_baseline else None
 
 
 def _scope(metric: Metric) -> str:

@@ -73,6 +73,6 @@ def test_the_standard_profile_and_its_baseline_are_unchanged():
     assert [(p.name, p.duration_s, p.rate) for p in loads["standard_deletes"].phases] == \
         [(p.name, p.duration_s, p.rate) for p in loads["standard"].phases]
     assert loads["standard_deletes"].warmup == loads["standard"].warmup
-    baseline = json.loads((ROOT / "library/substrates/spine/baseline.json").read_text())
+    baseline = json.loads((ROOT / "library/substrates/spine/baselines/standard.json").read_text())
     assert baseline["profile"]["name"] == "spine.standard" and baseline["profile"]["mix"] == STANDARD_MIX
     assert "delete" not in baseline["routes"]

@@ -23,7 +23,7 @@ from arenac.model.gates import BinOp, Const, Metric, Predicate
 from arenac.verify import Verdict, grade
 
 ROOT = Path(__file__).resolve().parents[2]
-LIBRARY_BASELINE = ROOT / "library" / "substrates" / "spine" / "baseline.json"
+LIBRARY_BASELINE = ROOT / "library" / "substrates" / "spine" / "baselines" / "standard.json"
 RATES = {"send": {"peak": 24, "trough": 6, "warmup": 8}, "read": {"peak": 36, "trough": 9, "warmup": 12}}
 LATENCY_MS = {"send": 4.0, "read": 3.0}
 SOAK = (140.0, 260.0)
@@ -173,6 +173,8 @@ class RecordedRun:
         for label in ("after_restart", "soak_end"):  # traffic appends messages
             self.snapshots[label]["sequences"]["messages.seq"].update(rows=6000)
         self.baseline: dict[str, Any] = json.loads(LIBRARY_BASELINE.read_text())
+        self.baseline_copied = True  # False: no evidence/baseline.json (the profile was never calibrated)
+        self.load = "spine/standard"  # the task's load profile, as gates.json names it
         self.outcome: list[Predicate] = [ERROR_RATE_SEND]
         self.safety: list = []
         self.harness_changes: list[dict[str, Any]] = []  # {"t", "what", "targets"}
@@ -213,7 +215,7 @@ class RecordedRun:
                 "phases": self.phases, "seconds": seconds}
 
     def gates(self) -> dict[str, Any]:
-        gates = {"task": self.task, "variant": self.variant, "baseline": "spine/standard",
+        gates = {"task": self.task, "variant": self.variant, "baseline": self.load,
                  "challenges": {"restart": ["message"], "retrigger": ["strict"]},
                  "gates": {"outcome": [p.model_dump(mode="json") for p in self.outcome],
                            "safety": [c.model_dump(mode="json") for c in self.safety]}}
@@ -224,13 +226,15 @@ class RecordedRun:
     def write(self) -> Path:
         evidence = self.run_dir / "evidence"
         (evidence / "snapshots").mkdir(parents=True, exist_ok=True)
-        files = {"timeline.json": self.timeline, "ledger.json": self.ledger(), "baseline.json": self.baseline,
+        files = {"timeline.json": self.timeline, "ledger.json": self.ledger(),
                  "backlog.json": {"queues": self.backlog},
                  "runs.json": {"jobs": self.runs, **({"failed": self.failed_runs} if self.failed_runs else {})},
                  "challenges.json": self.challenges,
                  "gates.json": self.gates(),
                  "boundary.json": {"agent": "noop", "declared": True, "declared_s": 90.0, "frozen_s": 90.5,
                                    "processes_stopped": 1, "method": "killpg"}}
+        if self.baseline_copied:
+            files["baseline.json"] = self.baseline
         files.update({f"snapshots/{label}.json": snap for label, snap in self.snapshots.items()})
         if self.harness_changes:
             files["harness_changes.json"] = {"changes": self.harness_changes}
