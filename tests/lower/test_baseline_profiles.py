@@ -79,7 +79,8 @@ def test_a_route_the_profiles_calibration_lacks_is_e0218(library):
     assert "its calibration never requested 'delete'" in error.hint
 
 
-def test_an_uncalibrated_profile_refuses_every_baseline_figure_where_it_is_written():
+def test_an_uncalibrated_profile_refuses_every_baseline_figure_where_it_is_written(library):
+    (library / "substrates/spine/baselines/standard_deletes.json").unlink()  # as before its calibration
     text = _spec("goodput >= 0.95 * baseline.goodput")
     [error] = _errors(text)
     assert (error.code, error.message) == ("E0218", "load profile 'spine.standard_deletes' has no calibrated "
@@ -89,13 +90,14 @@ def test_an_uncalibrated_profile_refuses_every_baseline_figure_where_it_is_writt
                           "of your own, e.g. `goodput(...) <= ...`")
 
 
-def test_an_uncalibrated_profile_says_nothing_when_the_task_reads_no_baseline():
+def test_an_uncalibrated_profile_says_nothing_when_the_task_reads_no_baseline(library):
+    (library / "substrates/spine/baselines/standard_deletes.json").unlink()
     compilation = compile_text(_spec("error_rate(delete) <= 1%"))
     assert [w.code for task in compilation.tasks for w in task.warnings] == []
 
 
 def test_the_standard_profiles_calibration_is_the_former_baseline_json(library):
-    assert library_files.load_library().substrates["spine"].baselines.keys() == {"standard"}
+    assert library_files.load_library().substrates["spine"].baselines.keys() == {"standard", "standard_deletes"}
 
 
 def test_a_file_holding_another_profiles_calibration_is_refused(library):
