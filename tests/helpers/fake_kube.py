@@ -14,7 +14,20 @@ What the emulator does not serve and the tests need, this fake adds, each a few 
   the request's spec echoed with a token and an expiration timestamp (`issue_token`).
 - a namespace's finalizers: a namespace given a finalizer by the test's `stick()` is marked
   `Terminating` by DELETE (a kmock sink) and stays until `release()`, as a cluster's namespace controller
-  keeps one while it empties it (the emulator itself deletes at once).
+  keeps one while it empties it (the emulator itself deletes at once). Deleting a namespace does not
+  delete what is in it (no namespace controller): a test sees every object left behind.
+- `metadata.generation` of Deployments, StatefulSets and Jobs, as the API server keeps it: 1 at
+  creation, one more on each PATCH that changes `spec` (kmock sinks; the emulator stores no
+  generation of its own).
+- `controller(...)`: a stand-in for the workload controllers and the kubelet, run from a thread of
+  the test's for as long as its `with` lasts (bounded): each Deployment or StatefulSet whose
+  status has not yet observed its generation is marked rolled out and ready `delay_s` after its
+  change was first seen, each Job that is not suspended is marked complete; a workload named in
+  `stuck` is never ready and gets one Pending pod, with its template's labels, whose container waits
+  with that reason (e.g. `ImagePullBackOff`), as a kubelet reports an image it cannot pull.
+- `fail_create(nth, status)`: the nth POST from now on answers `status` (a kmock reaction). The
+  emulator stores a created object before any reaction answers, so the object exists although the
+  client was told 500: as after a server that failed past its commit, the runner cannot know.
 
 `requests()` is every request served, as (method, path, query, JSON body), for the tests to
 assert what the client sent (and that nothing cluster-scoped but namespaces was touched).
@@ -28,6 +41,7 @@ import asyncio
 import datetime
 import re
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -41,6 +55,24 @@ NAMESPACES = kmock.resource("", "v1", "namespaces")
 SERVICE_ACCOUNTS = kmock.resource("", "v1", "serviceaccounts")
 ROLES = kmock.resource("rbac.authorization.k8s.io", "v1", "roles")
 ROLE_BINDINGS = kmock.resource("rbac.authorization.k8s.io", "v1", "rolebindings")
+DEPLOYMENTS = kmock.resource("apps", "v1", "deployments")
+STATEFUL_SETS = kmock.resource("apps", "v1", "statefulsets")
+JOBS = kmock.resource("batch", "v1", "jobs")
+PODS = kmock.resource("", "v1", "pods")
+CONFIG_MAPS = kmock.resource("", "v1", "configmaps")
+# every kind a bundle's chart renders, and what a workload makes: listing one that holds no object
+# answers an empty list, as a cluster does (the emulator answers 404 for a resource it does not know)
+SERVED = (NAMESPACES, SERVICE_ACCOUNTS, ROLES, ROLE_BINDINGS, DEPLOYMENTS, STATEFUL_SETS, JOBS, PODS, CONFIG_MAPS,
+          *(kmock.resource("", "v1", plural) for plural in (
+              "secrets", "services", "persistentvolumeclaims", "resourcequotas", "limitranges")),
+          kmock.resource("networking.k8s.io", "v1", "networkpolicies"),
+          kmock.resource("networking.k8s.io", "v1", "ingresses"),
+          kmock.resource("batch", "v1", "cronjobs"),
+          kmock.resource("apps", "v1", "daemonsets"),
+          kmock.resource("apps", "v1", "replicasets"),
+          kmock.resource("policy", "v1", "poddisruptionbudgets"),
+          kmock.resource("autoscaling", "v2", "horizontalpodautoscalers"))
+ROLLED = (DEPLOYMENTS, STATEFUL_SETS)  # what the controller rolls out
 FAKE_TOKEN = "fake-token-for-the-agent"
 
 
@@ -102,6 +134,47 @@ class FakeKubeApi:
             obj.delete()
         self.call(drop)
 
+    def everything(self) -> list[tuple[str, str | None, str]]:
+        """Every object stored and not deleted, as (plural, namespace, name), sorted."""
+        def read() -> list[tuple[str, str | None, str]]:
+            return sorted((res.plural or "", ns, name) for (res, ns, name), obj in self.emulator.objects.items()
+                          if not obj.deleted)
+        return self.call(read)
+
+    def fail_create(self, nth: int, status: int = 500) -> None:
+        """The nth POST from now on answers `status`; every other POST is served as before."""
+        seen = [0]
+
+        def answer(request: kmock.Request) -> Any:
+            seen[0] += 1
+            if seen[0] == nth:
+                return kmock.Response(status=status, payload={
+                    "apiVersion": "v1", "kind": "Status", "status": "Failure", "code": status,
+                    "reason": "InternalError", "message": "the fake API server fails this request on purpose"})
+            raise NotImplementedError  # not this one: kmock serves it as if this reaction were not there
+        self.call(lambda: self.emulator["post"] << answer)
+
+    @contextmanager
+    def controller(self, delay_s: float = 0.05, stuck: dict[str, str] | None = None,
+                   period_s: float = 0.02, lifetime_s: float = 60.0) -> Iterator[None]:
+        """Workload controllers and a kubelet, while the `with` lasts (see the module's docstring)."""
+        stop = threading.Event()
+        first_seen: dict[tuple[Any, str, str, int], float] = {}
+
+        def loop() -> None:
+            deadline = time.monotonic() + lifetime_s
+            while not stop.is_set() and time.monotonic() < deadline:
+                self.call(lambda: _reconcile(self.emulator, first_seen, delay_s, stuck or {}))
+                stop.wait(period_s)
+
+        thread = threading.Thread(target=loop, name="fake-kube-controller", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join(timeout=10)
+
 
 def _issue_token(emulator: kmock.KubernetesEmulator) -> Callable[[kmock.Request], Any]:
     def issue(request: kmock.Request) -> Any:
@@ -117,6 +190,75 @@ def _issue_token(emulator: kmock.KubernetesEmulator) -> Callable[[kmock.Request]
                 "spec": spec,
                 "status": {"token": FAKE_TOKEN, "expirationTimestamp": expires.strftime("%Y-%m-%dT%H:%M:%SZ")}}
     return issue
+
+
+def _reconcile(emulator: kmock.KubernetesEmulator, first_seen: dict[tuple[Any, str, str, int], float],
+               delay_s: float, stuck: dict[str, str]) -> None:
+    now = time.monotonic()
+    for (resource, namespace, name), obj in list(emulator.objects.items()):
+        if obj.deleted or namespace is None:
+            continue
+        raw = obj.raw
+        generation = int(raw.get("metadata", {}).get("generation") or 1)
+        status = raw.get("status") or {}
+        spec = raw.get("spec") or {}
+        if resource in ROLLED:
+            if name in stuck:
+                _stuck_pod(emulator, namespace, name, raw, stuck[name])
+                obj.patch({"status": {"observedGeneration": generation, "replicas": 1, "updatedReplicas": 1,
+                                      "readyReplicas": 0, "availableReplicas": 0}})
+                continue
+            if status.get("observedGeneration") == generation and status.get("readyReplicas") is not None:
+                continue
+            seen = first_seen.setdefault((resource, namespace, name, generation), now)
+            if now - seen < delay_s:
+                continue
+            replicas = int(spec.get("replicas", 1))
+            obj.patch({"status": {"observedGeneration": generation, "replicas": replicas,
+                                  "updatedReplicas": replicas, "readyReplicas": replicas,
+                                  "availableReplicas": replicas, "currentRevision": f"r{generation}",
+                                  "updateRevision": f"r{generation}"}})
+        elif resource == JOBS and not spec.get("suspend") and not status.get("succeeded"):
+            if name in stuck:
+                _stuck_pod(emulator, namespace, name, raw, stuck[name])
+                continue
+            obj.patch({"status": {"succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]}})
+
+
+def _stuck_pod(emulator: kmock.KubernetesEmulator, namespace: str, workload: str, raw: dict[str, Any],
+               reason: str) -> None:
+    key = (PODS, namespace, f"{workload}-0")
+    if key in emulator.objects and not emulator.objects[key].deleted:
+        return
+    template = (raw.get("spec") or {}).get("template") or {}
+    containers = ((template.get("spec") or {}).get("containers") or [{"name": "main"}])
+    emulator.objects[key] = {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": f"{workload}-0", "namespace": namespace,
+                     "labels": dict((template.get("metadata") or {}).get("labels") or {})},
+        "status": {"phase": "Pending", "containerStatuses": [
+            {"name": c["name"], "ready": False, "restartCount": 0, "image": c.get("image", ""), "imageID": "",
+             "state": {"waiting": {"reason": reason, "message": f"the fake kubelet: {reason}"}}}
+            for c in containers]}}
+
+
+def _generation(emulator: kmock.KubernetesEmulator, on_create: bool) -> Callable[[kmock.Request], Any]:
+    """The API server's `metadata.generation`: 1 at creation, +1 on a PATCH that touches spec."""
+    def bump(request: kmock.Request) -> Any:
+        data = request.data or {}
+        key = (request.resource, request.namespace or (data.get("metadata") or {}).get("namespace"),
+               request.name or (data.get("metadata") or {}).get("name"))
+        if key not in emulator.objects or emulator.objects[key].deleted:
+            raise NotImplementedError
+        obj = emulator.objects[key]
+        if on_create:
+            obj.patch({"metadata": {"generation": 1}})
+        elif "spec" in data:
+            obj.patch({"metadata": {"generation": int(obj.get("metadata", {}).get("generation") or 1) + 1}})
+        # not an answer: kmock goes on to the emulator's own, with the generation in it (a reaction
+        # that returns nothing instead would be spent after its first request)
+        raise NotImplementedError
+    return bump
 
 
 def _terminating_namespace(emulator: kmock.KubernetesEmulator) -> Callable[[kmock.Request], Any]:
@@ -153,8 +295,11 @@ def fake_kube_api() -> Iterator[FakeKubeApi]:
         nonlocal stop
         stop = asyncio.Event()
         async with kmock.KubernetesEmulator() as emulator, kmock.Server(emulator) as server:
-            for resource in (NAMESPACES, SERVICE_ACCOUNTS, ROLES, ROLE_BINDINGS):
+            for resource in SERVED:
                 emulator.resources[resource] = kmock.ResourceInfo()
+            for resource in (DEPLOYMENTS, STATEFUL_SETS, JOBS):
+                emulator["post", resource] << _generation(emulator, on_create=True)
+                emulator["patch", resource] << _generation(emulator, on_create=False)
             emulator["post", SERVICE_ACCOUNTS, kmock.subresource("token")] << _issue_token(emulator)
             emulator["delete", NAMESPACES] >> _terminating_namespace(emulator)
             started.update(loop=asyncio.get_running_loop(), emulator=emulator, url=str(server.url).rstrip("/"))

@@ -7,6 +7,14 @@ cluster"): what a trial creates on a cluster and how it is undone.
 - `agent_access`: the bundle's RBAC applied into the application namespace, the agent's
   short-lived token (TokenRequest) and its kubeconfig, and the revocation at the freeze.
 - `records`: the live-trial records, the leftovers an interrupted run left, and their cleanup.
+- `install`: the bundle's chart installed into the trial's namespaces (`install_chart`: rendered
+  with Helm's engine, created in Helm's install order, only the runner's values overridden
+  (`RunnerValues`), anything cluster-scoped or outside the two namespaces refused before a create;
+  `InstallFailed`), and `uninstall` (every object of the trial's namespaces, then the namespaces;
+  safe after a partial install and twice).
+- `workloads`: `wait_ready` (bounded; `InstallTimeout` names each workload not ready and what its
+  pods wait on, `WorkloadFailed` a failed Job) and `restart_workload` (the restart challenge: a
+  rollout restart with the runner's credentials, then the new rollout ready; `RestartTimeout`).
 
 Nothing here is on `arenac check`'s path: the CLI imports the runner only in its commands, and the
 `kubernetes` client itself is imported inside the functions that call it (`api.k8s()`), so that
