@@ -166,10 +166,12 @@ def test_an_object_in_the_trials_namespaces_is_accepted(tmp_path) -> None:
 def test_nothing_ever_ready_ends_in_the_bounded_install_timeout_and_uninstall_leaves_nothing(fake, api,
                                                                                            trial) -> None:
     start = time.monotonic()
-    with pytest.raises(InstallTimeout, match=r"the install is not ready within its 0\.5 s: Deployment "
+    # the bound leaves the creates time to finish on a busy machine (about twenty requests of tens of
+    # ms each): it is the wait that must run out, not the install
+    with pytest.raises(InstallTimeout, match=r"the install is not ready within its 4 s: Deployment "
                                              r"arenac-t1-app/spine-auth: no status yet") as timeout:
-        install_chart(api, CHART, APP, HARNESS, timeout_s=0.5, poll_s=0.05)  # no controller: no status ever
-    assert time.monotonic() - start < 5
+        install_chart(api, CHART, APP, HARNESS, timeout_s=4, poll_s=0.05)  # no controller: no status ever
+    assert time.monotonic() - start < 10
     assert {(n.kind, n.namespace, n.name) for n in timeout.value.not_ready} == WORKLOADS
     assert all(n.why == "no status yet (not seen by its controller); no pods" for n in timeout.value.not_ready)
     assert _left(fake) != []
@@ -182,8 +184,8 @@ def test_a_pod_that_never_becomes_ready_is_named_with_its_reason_within_the_boun
     start = time.monotonic()
     with fake.controller(delay_s=0.05, stuck={"spine-gateway": "ImagePullBackOff"}), \
             pytest.raises(InstallTimeout) as timeout:
-        install_chart(api, CHART, APP, HARNESS, timeout_s=1.5, poll_s=0.05)
-    assert time.monotonic() - start < 6
+        install_chart(api, CHART, APP, HARNESS, timeout_s=4, poll_s=0.05)
+    assert time.monotonic() - start < 10
     (stuck,) = timeout.value.not_ready
     assert (stuck.kind, stuck.namespace, stuck.name) == ("Deployment", APP, "spine-gateway")
     assert stuck.why == ("0 of 1 replicas ready; pod spine-gateway-0 Pending (gateway waiting (ImagePullBackOff: "
@@ -262,13 +264,13 @@ def test_a_restart_whose_rollout_never_finishes_times_out_within_the_bound(fake,
     start = time.monotonic()
     with pytest.raises(RestartTimeout, match=r"Deployment arenac-t1-app/spine-gateway: the rollout of generation 2 "
                                              r"is not yet observed \(status at 1\); no pods"):
-        restart_workload(api, APP, "spine-gateway", timeout_s=0.5, poll_s=0.05)
-    assert time.monotonic() - start < 5
+        restart_workload(api, APP, "spine-gateway", timeout_s=2, poll_s=0.05)  # its PATCH fits a busy machine
+    assert time.monotonic() - start < 8
 
 
 def test_restarting_what_is_not_there_is_a_kube_error(fake, api, trial) -> None:
     with pytest.raises(KubeError, match="no Deployment or StatefulSet of that name"):
-        restart_workload(api, APP, "spine-nothing", timeout_s=1, poll_s=0.05)
+        restart_workload(api, APP, "spine-nothing", timeout_s=5, poll_s=0.05)
 
 
 def test_uninstall_is_safe_twice_and_before_any_install(fake, api, trial) -> None:
