@@ -17,26 +17,22 @@ The same cases as the fake-API suite (test_install.py), where a cluster can show
 
 from __future__ import annotations
 
-import os
 import secrets
 import shutil
 import time
-from pathlib import Path
 
 import pytest
 
-from arenac.runner.kube.api import KubeError, connect, k8s, status_of
+from arenac.runner.kube.api import KubeError, k8s, status_of
 from arenac.runner.kube.install import InstallFailed, RunnerValues, install_chart, uninstall
 from arenac.runner.kube.names import trial_namespaces
 from arenac.runner.kube.namespaces import create_trial_namespaces
 from arenac.runner.kube.records import TrialRecords
 from arenac.runner.kube.workloads import InstallTimeout, restart_workload
+from helpers import real_cluster
 from helpers.golden import complete_variant
 
-KUBECONFIG = os.environ.get("ARENAC_TEST_KUBECONFIG")
-pytestmark = [pytest.mark.cluster,
-              pytest.mark.skipif(not KUBECONFIG, reason="no real cluster: set ARENAC_TEST_KUBECONFIG to a kubeconfig "
-                                                        "(kind or k3s) to run the real-cluster tests")]
+pytestmark = real_cluster.MARKS
 INSTALL_S = 600.0  # pulling and starting nine pods on a fresh kind node
 STUCK_S = 90.0  # long enough for the kubelet to report the pull's failure
 TEARDOWN_S = 300.0
@@ -44,10 +40,7 @@ TEARDOWN_S = 300.0
 
 @pytest.fixture
 def api():
-    assert KUBECONFIG
-    client = connect(Path(KUBECONFIG), os.environ.get("ARENAC_TEST_KUBECONTEXT") or None)
-    yield client
-    client.close()
+    yield from real_cluster.cluster_client()
 
 
 @pytest.fixture

@@ -16,7 +16,6 @@ import json
 import os
 import secrets
 import time
-from pathlib import Path
 
 import pytest
 
@@ -30,22 +29,16 @@ from arenac.runner.kube.api import connect, k8s, status_of
 from arenac.runner.kube.names import trial_namespaces
 from arenac.runner.kube.namespaces import create_trial_namespaces, delete_namespaces
 from arenac.runner.kube.records import TrialRecords, cleanup
-from helpers import ROOT
+from helpers import ROOT, real_cluster
 
-KUBECONFIG = os.environ.get("ARENAC_TEST_KUBECONFIG")
-pytestmark = [pytest.mark.cluster,
-              pytest.mark.skipif(not KUBECONFIG, reason="no real cluster: set ARENAC_TEST_KUBECONFIG to a kubeconfig "
-                                                        "(kind or k3s) to run the real-cluster tests")]
+pytestmark = real_cluster.MARKS
 RBAC = ROOT / "tests/golden/compound/expected/locks-and-slow-reads/locks-and-slow-reads-8cff9690/rbac"
 TEARDOWN_S = 180.0
 
 
 @pytest.fixture
 def api():
-    assert KUBECONFIG
-    client = connect(Path(KUBECONFIG), os.environ.get("ARENAC_TEST_KUBECONTEXT") or None)
-    yield client
-    client.close()
+    yield from real_cluster.cluster_client()
 
 
 @pytest.fixture
