@@ -9,8 +9,8 @@ Contract:
   and the worker tears its episode down as an in-process one would.
 - Whatever way the worker ends, its cgroup is killed and removed afterwards: a worker that died
   (killed, crashed) leaves nothing running, and its episode is an infra_error naming the signal
-  or exit code. The worker's standard error is the runner's (warnings and the progress line
-  reach the terminal).
+  or exit code, or "interrupted" when the caller's stop ended it (`lost_result_reason`). The
+  worker's standard error is the runner's (warnings and the progress line reach the terminal).
 """
 
 from __future__ import annotations
@@ -90,10 +90,18 @@ def run_in_worker(bundle_dir: Path, options: EpisodeOptions, stop: threading.Eve
         return _RESULT.validate_json(payload)
     how = killed_because or (f"signal {signal.Signals(-process.returncode).name}" if process.returncode < 0
                              else f"exit code {process.returncode}")
-    reason = f"the episode worker ended without a result ({how})"
-    print(f"arenac: {reason}: {options.out}", file=sys.stderr)
+    print(f"arenac: the episode worker ended without a result ({how}): {options.out}", file=sys.stderr)
+    reason = lost_result_reason(how, stop.is_set())
     _record_infra_error(options.out, reason, options.time_scale)
     return EpisodeResult(options.out, "infra_error", 0, False, False, round(time.monotonic() - started, 2), reason)
+
+
+def lost_result_reason(how: str, stopped: bool) -> str:
+    """Why an episode whose worker sent no result is an infra_error. After the runner's own stop it
+    is "interrupted", whatever the worker had reached (a worker still starting dies of the SIGTERM
+    before its episode can record the interruption itself), so that a resumed qualification or
+    campaign runs it again (resume.py, retry.py); otherwise the worker's end, `how`."""
+    return "interrupted" if stopped else f"the episode worker ended without a result ({how})"
 
 
 def _record_infra_error(run_dir: Path, reason: str, time_scale: float) -> None:
