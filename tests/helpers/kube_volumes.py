@@ -11,16 +11,22 @@
   evaluates its links, and bind-mounts what they point at: a real directory or file), copied with
   its modes; a mount without one is the volume's directory itself, its `..` entries and links
   included (copied with the links kept).
+- `bundle_with(tmp_path, source, extra)` is a copy of the bundle `source` with files added and its
+  manifest (and digest) made to list them, opened as the runner opens one: a bundle of any size.
 """
 
 from __future__ import annotations
 
 import base64
+import json
 import os
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from arenac.bundle import MANIFEST, bundle_digest, sha256
+from arenac.runner.bundle import RunnableBundle, open_bundle
 
 TIMESTAMP_DIR = "..2030_01_01_00_00_00.000000001"
 
@@ -57,3 +63,19 @@ def mount(volume_dir: Path, mounts: Sequence[dict[str, Any]], root: Path) -> Non
             shutil.copytree(resolved, target)
         else:
             shutil.copy2(resolved, target)
+
+
+def bundle_with(tmp_path: Path, source: Path, extra: dict[str, bytes]) -> RunnableBundle:
+    """A copy of `source` with files added and its manifest (and digest) made to list them."""
+    copy = tmp_path / "bundle"
+    shutil.copytree(source, copy)
+    manifest = json.loads((copy / MANIFEST).read_text())
+    for path, data in extra.items():
+        (copy / path).parent.mkdir(parents=True, exist_ok=True)
+        (copy / path).write_bytes(data)
+        manifest["artefacts"].append({"mode": "0644", "path": path, "sha256": sha256(data)})
+    manifest["artefacts"].sort(key=lambda a: a["path"])
+    manifest.pop("bundle_digest")
+    manifest["bundle_digest"] = bundle_digest(manifest)
+    (copy / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    return open_bundle(copy)

@@ -12,12 +12,11 @@ from __future__ import annotations
 import base64
 import dataclasses
 import json
-import shutil
 
 import pytest
 
 from arenac.broker.rbac import ApiRequest, Authorizer, service_account_user
-from arenac.bundle import MANIFEST, bundle_digest, sha256, verify_bundle
+from arenac.bundle import verify_bundle
 from arenac.k8s.rbac_lint import lint_rbac
 from arenac.runner.bundle import open_bundle
 from arenac.runner.kube import harness_pod as hp
@@ -31,7 +30,7 @@ from arenac.substrate.registry import driver_for
 from helpers.arenac_args import parse_arenac
 from helpers.fake_kube import DEPLOYMENTS, STATEFUL_SETS
 from helpers.golden import complete_variant
-from helpers.kube_volumes import TIMESTAMP_DIR, mount, project_config_map
+from helpers.kube_volumes import TIMESTAMP_DIR, bundle_with, mount, project_config_map
 
 OWNER = "0123456789abcdef"
 NAMES = trial_namespaces("t1")
@@ -198,25 +197,9 @@ def test_a_modes_item_only_where_it_matters(objects) -> None:
     assert volume["configMap"]["defaultMode"] == 0o644
 
 
-def _bundle_with(tmp_path, source, extra: dict[str, bytes]):
-    """A copy of `source` with files added and its manifest (and digest) made to list them."""
-    copy = tmp_path / "bundle"
-    shutil.copytree(source, copy)
-    manifest = json.loads((copy / MANIFEST).read_text())
-    for path, data in extra.items():
-        (copy / path).parent.mkdir(parents=True, exist_ok=True)
-        (copy / path).write_bytes(data)
-        manifest["artefacts"].append({"mode": "0644", "path": path, "sha256": sha256(data)})
-    manifest["artefacts"].sort(key=lambda a: a["path"])
-    manifest.pop("bundle_digest")
-    manifest["bundle_digest"] = bundle_digest(manifest)
-    (copy / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-    return open_bundle(copy)
-
-
 def test_a_binary_file_is_binary_data_and_round_trips(bundle, install, credentials, tmp_path) -> None:
     binary = bytes(range(256)) * 4
-    extended = _bundle_with(tmp_path, bundle.directory, {"files/blob.bin": binary})
+    extended = bundle_with(tmp_path, bundle.directory, {"files/blob.bin": binary})
     made = hp.harness_pod_objects(_spec(extended, install, credentials))
     config_map = _body(made, "ConfigMap")
     assert set(config_map["binaryData"]) == {"files__blob.bin"}
@@ -233,26 +216,26 @@ def _size(bundle) -> int:
 
 def test_a_bundle_above_a_mebibyte_is_refused_and_one_at_it_is_not(bundle, install, credentials, tmp_path) -> None:
     # the manifest grows by the new entry: measure it, then fill the rest exactly
-    probe = _bundle_with(tmp_path / "probe", bundle.directory, {"files/fill.txt": b""})
+    probe = bundle_with(tmp_path / "probe", bundle.directory, {"files/fill.txt": b""})
     room = hp.MAX_CONFIG_MAP_BYTES - _size(probe)
-    at_limit = _bundle_with(tmp_path / "at", bundle.directory, {"files/fill.txt": b"x" * room})
+    at_limit = bundle_with(tmp_path / "at", bundle.directory, {"files/fill.txt": b"x" * room})
     assert _size(at_limit) == hp.MAX_CONFIG_MAP_BYTES
     hp.harness_pod_objects(_spec(at_limit, install, credentials))
-    above = _bundle_with(tmp_path / "above", bundle.directory, {"files/fill.txt": b"x" * (room + 1)})
+    above = bundle_with(tmp_path / "above", bundle.directory, {"files/fill.txt": b"x" * (room + 1)})
     with pytest.raises(KubeError, match=r"the bundle is 1048577 bytes, above the 1048576 bytes \(1 MiB\) a ConfigMap "
                                         r"may hold.*largest: files/fill.txt"):
         hp.harness_pod_objects(_spec(above, install, credentials))
 
 
 def test_a_bundle_altered_after_it_was_opened_is_refused(bundle, install, credentials, tmp_path) -> None:
-    extended = _bundle_with(tmp_path, bundle.directory, {"files/note.txt": b"as pinned\n"})
+    extended = bundle_with(tmp_path, bundle.directory, {"files/note.txt": b"as pinned\n"})
     (extended.directory / "files/note.txt").write_bytes(b"altered\n")
     with pytest.raises(KubeError, match=r"files/note\.txt is not what its manifest pins"):
         hp.harness_pod_objects(_spec(extended, install, credentials))
 
 
 def test_a_path_that_cannot_be_a_key_is_refused(bundle, install, credentials, tmp_path) -> None:
-    extended = _bundle_with(tmp_path, bundle.directory, {"files/a b.txt": b"x"})
+    extended = bundle_with(tmp_path, bundle.directory, {"files/a b.txt": b"x"})
     with pytest.raises(KubeError, match=r"files/a b\.txt cannot be a ConfigMap key"):
         hp.harness_pod_objects(_spec(extended, install, credentials))
 
