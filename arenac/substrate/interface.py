@@ -13,7 +13,7 @@ found by name in one place (arenac/substrate/registry.py):
 - a `LocalStack`, one running instance on this machine: start, stop, restart a component, set a
   service's environment or image for its next start, the processes it runs, its config and log
   files, the images its workloads run, and the `Endpoints` it publishes.
-The models crossing the seam (`Endpoints`, `SeedData`, `StackImages`, `BurstCount`, `JobReading`, and the
+The models crossing the seam (`Endpoints`, `SeedData`, `StackImages`, `SecretKeys`, `BurstCount`, `JobReading`, and the
 evidence models of arenac/model/evidence.py) are typed; the first three frozen. What the
 interface assumes of every substrate is what the language's gates assume: HTTP services beside
 one PostgreSQL database and one Redis (the descriptor's tables, sequences and queues live there).
@@ -87,6 +87,15 @@ class Endpoints:
 
 
 _ADAPTER = TypeAdapter(Endpoints)
+
+
+@dataclass(frozen=True)
+class SecretKeys:
+    """The keys of one of the substrate chart's Secrets that `cluster_endpoints` reads (the runner
+    copies exactly these into the harness namespace: arenac/runner/kube/harness_pod.py)."""
+
+    secret: str  # the Secret's name, as the chart names it in the application namespace
+    keys: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -231,6 +240,10 @@ class SubstrateDriver(Protocol):
         of the cluster (Service DNS names), with the credentials its Secrets hold (`credentials`:
         key -> value, as the Secrets mounted as files read); `EndpointsError` names what is missing.
         The harness's commands on a cluster reach the substrate through these (`arenac harness`)."""
+    @property
+    def cluster_credentials(self) -> tuple[SecretKeys, ...]:
+        """The chart's Secrets and, of each, the keys `cluster_endpoints` needs, no more: what the
+        runner copies from the application namespace for the harness pod to mount as files."""
     def provision(self, directory: Path, bundle: Path, time_scale: float, *, healthy: bool) -> LocalStack:
         """A stack (not started) under `directory`, configured as the bundle's chart would be
         (`healthy`: the chart without the faults' overlays)."""

@@ -23,6 +23,7 @@ from arenac.substrate.interface import (
     Endpoints,
     HarnessHands,
     JobReading,
+    SecretKeys,
     SeedData,
     StackImages,
     SubstrateDriver,
@@ -155,6 +156,11 @@ class ToyDriver:
         return Endpoints(gateway=services[SERVICES[0]], services=services, postgres={"postgres": dsn},
                          postgres_dsn=dsn, redis=f"redis://toy:{password}@toy-cache.{namespace}.svc:6379/0",
                          redis_fanout="", data_dir="", pids={}, admin_token=password)
+
+    @property
+    def cluster_credentials(self) -> tuple[SecretKeys, ...]:
+        """The one key its `cluster_endpoints` reads, in the toy chart's one Secret."""
+        return (SecretKeys("toy-credentials", ("password",)),)
 
     def provision(self, directory: Path, bundle: Path, time_scale: float, *, healthy: bool) -> ToyStack:
         directory.mkdir(parents=True, exist_ok=True)

@@ -14,11 +14,22 @@ cluster"): what a trial creates on a cluster and how it is undone.
   safe after a partial install and twice).
 - `workloads`: `wait_ready` (bounded; `InstallTimeout` names each workload not ready and what its
   pods wait on, `WorkloadFailed` a failed Job) and `restart_workload` (the restart challenge: a
-  rollout restart with the runner's credentials, then the new rollout ready; `RestartTimeout`).
+  rollout restart with the runner's credentials, then the new rollout ready; `RestartTimeout`;
+  told the workload's kind, it patches only that kind).
+- `harness_pod`: what the runner creates for a trial's harness pod, which runs `arenac harness
+  episode` beside the substrate (`harness_pod_objects`: the bundle as an immutable ConfigMap mounted
+  so that it passes its manifest check, the broker's token and the substrate's credentials as
+  Secrets, a ServiceAccount with a Role of exactly the episode's rights in the application
+  namespace, a Service and a NetworkPolicy opening only the broker port, the Pod; deterministic),
+  `read_substrate_credentials` (the keys the driver names, read with the runner's credentials),
+  `api_server_endpoints`, and `create_harness_pod` (in Helm's install order; `HarnessPodFailed`).
+  Made by the runner, not the chart: a chart change would change every variant id. `install.uninstall`
+  removes them with the rest.
 
 Nothing here is on `arenac check`'s path: the CLI imports the runner only in its commands, and the
 `kubernetes` client itself is imported inside the functions that call it (`api.k8s()`), so that
 importing this package costs nothing. The compiler never imports it (import-linter:
 `compiler-without-the-cluster`). No function here creates a cluster-scoped object but the trial's
-two namespaces.
+two namespaces, nor anything outside them (`harness_pod` reads the API server's endpoints in
+`default`, and creates nothing there).
 """

@@ -37,7 +37,8 @@ Contract:
   sorted in Helm's install order (`INSTALL_ORDER`, below), stably: within a kind, by namespace
   and name.
 - `install_chart(api, chart_dir, application, harness, values, timeout_s, poll_s, plan_json,
-  installer)` creates the plan's objects in that order, each into its namespace (which must
+  installer)` creates the plan's objects in that order (`create_objects`, which the harness pod's
+  objects use too), each into its namespace (which must
   exist: namespaces.create_trial_namespaces), then `wait_ready` on both namespaces for what is left
   of `timeout_s`. Any API error while creating raises `InstallFailed` naming the object and what
   was created before it; the wait raises `InstallTimeout` or `WorkloadFailed` (workloads.py).
@@ -248,20 +249,26 @@ def install_plan(chart_dir: Path, application: str, harness: str, values: Runner
 
 def create_rendered(api: ApiClient, plan: InstallPlan, timeout_s: float) -> tuple[str, ...]:
     """The default `Installer`: each object created with the official client, in the plan's order."""
+    return create_objects(api, plan.objects, timeout_s, "the install")
+
+
+def create_objects(api: ApiClient, objects: Sequence[PlacedObject], timeout_s: float, what: str,
+                   failed: type[InstallFailed] = InstallFailed) -> tuple[str, ...]:
+    """Each object created in the order given, within `timeout_s`; the first failure raises `failed`
+    naming the object and carrying what was created before it (`what`: whose objects, for the message)."""
     deadline = time.monotonic() + timeout_s
     created: list[str] = []
-    for obj in plan.objects:
+    for obj in objects:
         kind = KINDS[obj.kind]
         create = getattr(getattr(k8s(), kind.api)(api), f"create_namespaced_{kind.resource}")
         left = deadline - time.monotonic()
         if left <= 0:
-            raise InstallFailed(f"the install ran out of its {timeout_s:g} s before creating {obj.key}",
-                                tuple(created))
+            raise failed(f"{what} ran out of its {timeout_s:g} s before creating {obj.key}", tuple(created))
         try:
             create(obj.namespace, obj.body, _request_timeout=max(1.0, min(REQUEST_TIMEOUT_S, left)))
         except Exception as error:
             before = f" (after creating {len(created)} objects)" if created else ""
-            raise InstallFailed(f"cannot create {obj.key}: {describe(error)}{before}", tuple(created)) from error
+            raise failed(f"cannot create {obj.key}: {describe(error)}{before}", tuple(created)) from error
         created.append(obj.key)
     return tuple(created)
 

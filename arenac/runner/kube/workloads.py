@@ -23,8 +23,9 @@ Contract:
   `kubectl.kubernetes.io/restartedAt` (now, RFC 3339) with the caller's credentials (the runner's,
   never the agent's), then a bounded wait until the rollout the patch started is done: its
   generation (the PATCH's answer) observed and the workload ready as above. A Deployment is tried
-  first, then a StatefulSet of that name; neither is `KubeError`. Past the bound, `RestartTimeout`
-  (an `InstallTimeout`: same fields) says why.
+  first, then a StatefulSet of that name; neither is `KubeError`. With `kind`, only that kind is
+  patched (the harness pod's Role lets it patch only the restart's workloads, each of its kind).
+  Past the bound, `RestartTimeout` (an `InstallTimeout`: same fields) says why.
 - Every refusal or API failure is a `KubeError`; the runner turns each into the trial's infra_error.
 """
 
@@ -147,22 +148,28 @@ def wait_ready(api: ApiClient, namespaces: str | Sequence[str], timeout_s: float
 
 
 def restart_workload(api: ApiClient, namespace: str, name: str, timeout_s: float = 300.0,
-                     poll_s: float = 1.0) -> Restarted:
+                     poll_s: float = 1.0, kind: Literal["Deployment", "StatefulSet"] | None = None) -> Restarted:
     clock = _Clock(timeout_s)
     apps = k8s().AppsV1Api(api)
     restarted_at = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     patch = {"spec": {"template": {"metadata": {"annotations": {RESTARTED_AT: restarted_at}}}}}
-    kind: Literal["Deployment", "StatefulSet"]
-    for kind, send in (("Deployment", apps.patch_namespaced_deployment),
-                       ("StatefulSet", apps.patch_namespaced_stateful_set)):
+    kinds: tuple[tuple[Literal["Deployment", "StatefulSet"], Any], ...] = (
+        ("Deployment", apps.patch_namespaced_deployment), ("StatefulSet", apps.patch_namespaced_stateful_set))
+    # a caller that knows the kind patches only that one: a credential allowed to patch exactly
+    # the restart's workloads by name (the harness pod's Role) would be refused the other kind's probe
+    patched_kind: Literal["Deployment", "StatefulSet"] | None = None
+    for candidate, send in [k for k in kinds if kind is None or k[0] == kind]:
         try:
             patched = send(name, namespace, patch, _request_timeout=clock.request_timeout())
+            patched_kind = candidate
             break
         except Exception as error:
             if status_of(error) != 404:
-                raise KubeError(f"cannot restart {kind} {namespace}/{name}: {describe(error)}") from error
-    else:
-        raise KubeError(f"cannot restart {namespace}/{name}: no Deployment or StatefulSet of that name")
+                raise KubeError(f"cannot restart {candidate} {namespace}/{name}: {describe(error)}") from error
+    if patched_kind is None:
+        what = f"no {kind} of that name" if kind is not None else "no Deployment or StatefulSet of that name"
+        raise KubeError(f"cannot restart {namespace}/{name}: {what}")
+    kind = patched_kind
     generation = int(patched.metadata.generation or 0)
     read = apps.read_namespaced_deployment if kind == "Deployment" else apps.read_namespaced_stateful_set
     while True:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import spine_services
-from arenac.substrate.interface import SeedData, SubstrateDriver
+from arenac.substrate.interface import SecretKeys, SeedData, SubstrateDriver
 from arenac.substrate.spine.seed import CHANNELS, MESSAGES_PER_CHANNEL, USERS, chart_file
 from spine_services.configstore import read_config_source
 from spine_services.keys import SERVICES
@@ -113,6 +113,12 @@ class SpineDriver:
         from arenac.substrate.spine.in_cluster import cluster_endpoints
 
         return cluster_endpoints(namespace, credentials)
+
+    @property
+    def cluster_credentials(self) -> tuple[SecretKeys, ...]:
+        from arenac.substrate.spine.in_cluster import CREDENTIAL_SECRETS
+
+        return CREDENTIAL_SECRETS
 
     def provision(self, directory: Path, bundle: Path, time_scale: float, *, healthy: bool) -> SpineStack:
         from arenac.substrate.spine.local_config import spine_spec  # lazily: renders the chart with Helm

@@ -9,7 +9,8 @@ credentials of its two Secrets as their keys read (`credentials`: key -> value, 
 `users.acl` (`user NAME on >PASSWORD ...`), the admin credential from `token` (a value's surrounding
 whitespace dropped: a file written by hand ends with a newline). A key missing or a
 user missing from `users.acl` raises `EndpointsError`, naming them all. The stack's PIDs and data
-directory are not the harness's to know on a cluster: empty.
+directory are not the harness's to know on a cluster: empty. `CREDENTIAL_SECRETS` names, by Secret,
+exactly the keys it reads (the driver's `cluster_credentials`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from urllib.parse import quote
 
-from arenac.substrate.interface import Endpoints, EndpointsError
+from arenac.substrate.interface import Endpoints, EndpointsError, SecretKeys
 from spine_services.keys import SERVICES
 
 DATABASE = "spine"
@@ -28,6 +29,10 @@ PASSWORD_KEYS = {"postgres": "postgres-password", "spine_admin": "spine-admin-pa
 ACL_KEY = "users.acl"
 TOKEN_KEY = "token"  # the Secret spine-admin-credential
 REDIS_USERS = ("default", "fanout", "harness", "agent")
+# what `cluster_endpoints` reads, by the chart's Secret (templates/secret.yaml): the runner copies
+# exactly these keys for the harness pod (not `pgpass`, the URLs or `auth-secret`, which it never uses)
+CREDENTIAL_SECRETS = (SecretKeys("spine-credentials", (*PASSWORD_KEYS.values(), ACL_KEY)),
+                      SecretKeys("spine-admin-credential", (TOKEN_KEY,)))
 
 
 def _host(component: str, namespace: str) -> str:
