@@ -23,27 +23,21 @@ The cases of the fake-API suite (test_harness_pod.py) that a cluster can show:
 from __future__ import annotations
 
 import copy
-import os
 import secrets
 import time
-from pathlib import Path
 
 import pytest
 
 from arenac.runner.bundle import open_bundle
 from arenac.runner.kube import harness_pod as hp
-from arenac.runner.kube.api import KubeError, connect, k8s, status_of
+from arenac.runner.kube.api import KubeError, k8s, status_of
 from arenac.runner.kube.install import create_objects, create_rendered, install_plan, uninstall
-from arenac.runner.kube.namespaces import create_trial_namespaces
-from arenac.runner.kube.records import TrialRecords
 from arenac.substrate.registry import driver_for
+from helpers import real_cluster
 from helpers.golden import complete_variant
 from helpers.kube_volumes import bundle_with
 
-KUBECONFIG = os.environ.get("ARENAC_TEST_KUBECONFIG")
-pytestmark = [pytest.mark.cluster,
-              pytest.mark.skipif(not KUBECONFIG, reason="no real cluster: set ARENAC_TEST_KUBECONFIG to a kubeconfig "
-                                                        "(kind or k3s) to run the real-cluster tests")]
+pytestmark = real_cluster.MARKS
 IMAGE = "ghcr.io/arenac/harness:0.1.0"
 POD_S = 300.0
 TEARDOWN_S = 300.0
@@ -51,18 +45,12 @@ TEARDOWN_S = 300.0
 
 @pytest.fixture
 def api():
-    assert KUBECONFIG
-    client = connect(Path(KUBECONFIG), os.environ.get("ARENAC_TEST_KUBECONTEXT") or None)
-    yield client
-    client.close()
+    yield from real_cluster.cluster_client()
 
 
 @pytest.fixture
 def trial(api, tmp_path):
-    trial_id = f"arenac-test-{secrets.token_hex(4)}"
-    names = create_trial_namespaces(api, trial_id, TrialRecords(tmp_path / "state" / "kube").owner())
-    yield names
-    uninstall(api, names.application, names.harness, timeout_s=TEARDOWN_S, poll_s=2)
+    yield from real_cluster.trial_namespaces_on(api, tmp_path, TEARDOWN_S)
 
 
 def _objects(api, trial, install, bundle=None):

@@ -26,8 +26,6 @@ import pytest
 from arenac.runner.kube.api import KubeError, k8s, status_of
 from arenac.runner.kube.install import InstallFailed, RunnerValues, install_chart, uninstall
 from arenac.runner.kube.names import trial_namespaces
-from arenac.runner.kube.namespaces import create_trial_namespaces
-from arenac.runner.kube.records import TrialRecords
 from arenac.runner.kube.workloads import InstallTimeout, restart_workload
 from helpers import real_cluster
 from helpers.golden import complete_variant
@@ -46,10 +44,7 @@ def api():
 @pytest.fixture
 def trial(api, tmp_path):
     """A fresh trial's namespaces, uninstalled (bounded) at the end however the test ends."""
-    trial_id = f"arenac-test-{secrets.token_hex(4)}"
-    names = create_trial_namespaces(api, trial_id, TrialRecords(tmp_path / "state" / "kube").owner())
-    yield names
-    uninstall(api, names.application, names.harness, timeout_s=TEARDOWN_S, poll_s=2)
+    yield from real_cluster.trial_namespaces_on(api, tmp_path, TEARDOWN_S)
 
 
 def _gone(api, names) -> None:
