@@ -16,6 +16,12 @@
   and how much is left, in plan seconds (as the brokered `sleep` counts), and the soak rule:
   declaring ends the window early, never the soak. Read-only; exit 1 outside an episode.
 - `declare_repair_complete`: tells the runner (the `on_declare` callback), once.
+
+What the tools other than kubectl reach is a `ToolTarget`: the substrate's endpoints and driver,
+the processes the calls run (the freeze ends them) and which services' processes exited. A
+`LocalCluster` gives one (`ToolTarget.of_cluster`, the default); a substrate on a Kubernetes
+cluster gives its own (`ToolBox(None, ..., target=...)`: no brokered kubectl, as the agent holds a
+real one there; psql reaches the database at the connection string's host and port).
 """
 
 from __future__ import annotations
@@ -32,13 +38,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from arenac.broker.cluster import LocalCluster
-from arenac.broker.inflight import InFlightClosed
+from arenac.broker.inflight import InFlight, InFlightClosed
 from arenac.broker.kubeargs import duration_seconds
 from arenac.broker.kubectl import Kubectl
 from arenac.broker.outcome import Denied, Failed, ToolResult
 from arenac.broker.rbac import Authorizer
 from arenac.model.access import AccessSurface
 from arenac.model.plan import BROKERED_TOOLS
+from arenac.substrate.interface import Endpoints, SubstrateDriver
 
 TOOLS = BROKERED_TOOLS
 PSQL_FORMAT_FLAGS = {"-A": False, "-t": False, "-x": False, "--csv": False, "-F": True, "-P": True}
@@ -56,13 +63,40 @@ class AgentClock:
     soak_s: float
 
 
+def _none_exited() -> list[str]:
+    return []
+
+
+@dataclass(frozen=True)
+class ToolTarget:
+    """What admin-api, db-sql and wait-until-healthy reach (see the module's docstring)."""
+
+    endpoints: Callable[[], Endpoints | None]  # None while the stack is not running
+    substrate: SubstrateDriver
+    inflight: InFlight
+    # services whose process exited (its port may stay open): a local stack knows; a cluster's
+    # health probe alone decides
+    exited: Callable[[], list[str]] = _none_exited
+
+    @classmethod
+    def of_cluster(cls, cluster: LocalCluster) -> ToolTarget:
+        stack = cluster.stack
+        return cls(lambda: stack.endpoints, stack.substrate, cluster.inflight, stack.exited)
+
+
 class ToolBox:
-    def __init__(self, cluster: LocalCluster, surface: AccessSurface, rbac_objects: Sequence[dict[str, Any]], *,
-                 authorizer: Authorizer | None = None, time_scale: float = 1.0,
+    def __init__(self, cluster: LocalCluster | None, surface: AccessSurface, rbac_objects: Sequence[dict[str, Any]],
+                 *, authorizer: Authorizer | None = None, time_scale: float = 1.0,
                  on_declare: Callable[[], None] | None = None, max_wait: float = 600.0,
-                 agent_clock: AgentClock | None = None) -> None:
+                 agent_clock: AgentClock | None = None, target: ToolTarget | None = None) -> None:
+        """`cluster`: the brokered kubectl's cluster (None: no kubectl, and `target` is required)."""
+        if target is None:
+            if cluster is None:
+                raise ValueError("a ToolBox needs a cluster or a target")
+            target = ToolTarget.of_cluster(cluster)
         self.agent_clock = agent_clock
         self.cluster = cluster
+        self.target = target
         self.surface = surface
         self.time_scale = time_scale
         self.on_declare = on_declare
@@ -71,17 +105,18 @@ class ToolBox:
         self.rbac_objects = list(rbac_objects)
         self.declared = threading.Event()
         # the processes tool calls run (db-sql's psql, kubectl exec): the freeze ends them
-        self.inflight = cluster.inflight
+        self.inflight = target.inflight
 
     def set_audit(self, audit: Callable[[str, list[str], bool, str], None] | None) -> None:
         """Where calls made inside a tool call are reported (the admin calls and Redis commands of
         a `kubectl exec`): audit(tool, argv, allowed, reason)."""
-        self.cluster.audit = audit
+        if self.cluster is not None:  # without the brokered kubectl no call runs inside another
+            self.cluster.audit = audit
 
     def call(self, tool: str, argv: Sequence[str], stdin: bytes | None = None,
              edit: str | None = None) -> ToolResult:
         try:
-            if tool == "kubectl":
+            if tool == "kubectl" and self.cluster is not None:
                 # one Kubectl per call: calls run concurrently (one thread per connection)
                 kubectl = Kubectl(self.cluster, self.authorizer, self.rbac_objects, max_wait=self.max_wait,
                                   exec_into=self.surface.exec_into)
@@ -124,11 +159,10 @@ class ToolBox:
             except ValueError as exc:
                 raise Failed(f"admin-api: the body is not valid JSON: {exc}") from None
             body = text.encode()
-        assert self.cluster.stack.endpoints is not None
-        url = self.cluster.stack.endpoints.services[service] + path
+        endpoints = self._endpoints()
+        url = endpoints.services[service] + path
         request = urllib.request.Request(url, data=body, method=method,
-                                         headers={"Content-Type": "application/json",
-                                                  **self.cluster.stack.endpoints.admin_headers()})
+                                         headers={"Content-Type": "application/json", **endpoints.admin_headers()})
         reason = f"{method} {service}{bare}"
         try:
             with urllib.request.urlopen(request, timeout=30) as response:
@@ -172,11 +206,12 @@ class ToolBox:
             raise Failed("db-sql: no SQL given (use -c SQL or standard input)")
         if any(s.lstrip().startswith("\\") for s in statements):
             raise Failed("db-sql: psql meta-commands (\\...) are not available; send SQL statements only")
-        assert self.cluster.stack.endpoints is not None
-        dsn = urlsplit(self.cluster.stack.endpoints.postgres[role])
-        psql = self.cluster.stack.substrate.postgres_bin / "psql"
-        command = [str(psql), "-X", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", str(dsn.port), "-U", role,
-                   "-d", dsn.path.lstrip("/") or self.cluster.stack.substrate.database, *flags]
+        dsn = urlsplit(self._endpoints().postgres[role])
+        substrate = self.target.substrate
+        psql = substrate.postgres_bin / "psql"
+        # the connection string's host: 127.0.0.1 for a local stack, the database's Service on a cluster
+        command = [str(psql), "-X", "-v", "ON_ERROR_STOP=1", "-h", dsn.hostname or "127.0.0.1",
+                   "-p", str(dsn.port or 5432), "-U", role, "-d", dsn.path.lstrip("/") or substrate.database, *flags]
         for statement in statements:
             command += ["-c", statement]
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PGPASSWORD": dsn.password or "",
@@ -224,14 +259,20 @@ class ToolBox:
 
     def health(self) -> str:
         """"" when every service is ready and a message can be sent, else why not."""
-        endpoints = self.cluster.stack.endpoints
+        endpoints = self.target.endpoints()
         if endpoints is None:
             return "the stack is not running"
-        exited = self.cluster.stack.exited()  # its port stays open (the stack holds it): do not wait on it
+        exited = self.target.exited()  # its port stays open (the stack holds it): do not wait on it
         for name in endpoints.services:
             if name in exited:
                 return f"{name} is not ready (its process has exited)"
-        return self.cluster.stack.substrate.health_problem(endpoints)  # readiness and the front door
+        return self.target.substrate.health_problem(endpoints)  # readiness and the front door
+
+    def _endpoints(self) -> Endpoints:
+        endpoints = self.target.endpoints()
+        if endpoints is None:
+            raise Failed("the substrate is not running")
+        return endpoints
 
     # -- time-left ---------------------------------------------------------------------------
     def time_left(self, argv: Sequence[str]) -> ToolResult:

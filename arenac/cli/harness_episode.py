@@ -4,7 +4,12 @@ arenac/runner/external_agent.py's (the episode) and external_control.py's (statu
 request, collecting the run). Registered in the `harness` group (cli/harness.py).
 
   episode  BUNDLE --listen HOST:PORT --token-file FILE --run-dir DIR [--time-scale S]
-           runs the episode in the foreground, then stays idle until SIGTERM or SIGINT.
+           [--target-namespace NS [--credentials DIR]]
+           runs the episode in the foreground, then stays idle until SIGTERM or SIGINT. With
+           --target-namespace, against the substrate a chart installed in NS on the cluster this
+           runs in (the harness pod: runner/kube/pod_backend.py), the substrate's credentials
+           mounted as files under --credentials ($ARENAC_CREDENTIALS); without, it starts the
+           substrate as local processes.
            Exit 0 after a graded episode (whatever its trial status; or interrupted and graded),
            1 when the episode could not run or was not graded, 2 a mistake in the input.
   status   --run-dir DIR [--handed-over]
@@ -22,6 +27,7 @@ Messages are one line on stderr, `arenac harness COMMAND: ...`; never a tracebac
 from __future__ import annotations
 
 import json
+import re
 import signal
 import socket
 import sys
@@ -36,6 +42,7 @@ import click
 EXIT_FAILED = 1
 EXIT_INPUT = 2
 FINISH_POLL_S = 0.5
+NAMESPACE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")  # a DNS-1123 label, as Kubernetes names one
 
 
 def _fail(command: str, message: str, code: int) -> NoReturn:
@@ -84,7 +91,13 @@ def _check_listen(host: str, port: int) -> None:
               help="The control directory (mode 0700): status.json, the finish request, run/.")
 @click.option("--time-scale", type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
               help="Plan seconds are this many real seconds.")
-def episode(bundle: Path, listen: tuple[str, int], token_file: Path, run_dir: Path, time_scale: float) -> None:
+@click.option("--target-namespace", metavar="NS", default=None,
+              help="Run against the substrate a chart installed in this namespace of the cluster (in a pod).")
+@click.option("--credentials", type=click.Path(file_okay=False, path_type=Path), default="/etc/arenac/credentials",
+              envvar="ARENAC_CREDENTIALS", show_default=True,
+              help="With --target-namespace: the substrate's Secrets' keys, mounted as files.")
+def episode(bundle: Path, listen: tuple[str, int], token_file: Path, run_dir: Path, time_scale: float,
+            target_namespace: str | None, credentials: Path) -> None:
     """Run one episode of BUNDLE for an external agent, then stay idle until SIGTERM."""
     from arenac.runner.bundle import BundleRefused, open_bundle
     from arenac.runner.external_control import Control, ControlError, process_alive
@@ -94,6 +107,7 @@ def episode(bundle: Path, listen: tuple[str, int], token_file: Path, run_dir: Pa
         opened = open_bundle(bundle)
     except BundleRefused as error:
         _fail("episode", str(error), EXIT_INPUT)
+    cluster = _cluster_target(opened, target_namespace, credentials) if target_namespace is not None else None
     control = Control(run_dir)
     try:
         control.create()
@@ -106,10 +120,40 @@ def episode(bundle: Path, listen: tuple[str, int], token_file: Path, run_dir: Pa
         _fail("episode", f"--run-dir {run_dir}: the episode of process {earlier.pid} runs there", EXIT_INPUT)
     _check_listen(*listen)
     (run_dir / "finish.request").unlink(missing_ok=True)  # an earlier episode's request is not this one's
-    _run(opened, control, listen, token, time_scale)
+    _run(opened, control, listen, token, time_scale, cluster)
 
 
-def _run(bundle, control, listen: tuple[str, int], token: str, time_scale: float) -> None:
+def _cluster_target(bundle, namespace: str, credentials: Path):
+    """The cluster backend's target, every part checked before anything starts: the namespace's
+    name, the credentials (read and enough for the substrate's endpoints), the API client's config."""
+    import importlib.util
+
+    if not NAMESPACE.fullmatch(namespace):
+        _fail("episode", f"--target-namespace {namespace!r}: not a namespace's name (a DNS-1123 label: "
+                         "lower-case letters, digits and '-', at most 63)", EXIT_INPUT)
+    if importlib.util.find_spec("kubernetes") is None:
+        _fail("episode", "--target-namespace needs the Kubernetes client: pip install 'arenac[kubernetes]'",
+              EXIT_INPUT)
+    from arenac.runner.harness_commands import HarnessInputError, read_credentials
+    from arenac.runner.kube.api import KubeError
+    from arenac.runner.kube.pod_backend import ClusterTarget, in_cluster_api
+    from arenac.substrate.interface import EndpointsError
+    from arenac.substrate.registry import driver_for
+
+    try:
+        driver_for(bundle.plan.substrate).cluster_endpoints(namespace, read_credentials(credentials))
+    except HarnessInputError as error:
+        _fail("episode", str(error), EXIT_INPUT)
+    except EndpointsError as error:
+        _fail("episode", f"--credentials {credentials}: {error}", EXIT_INPUT)
+    try:
+        in_cluster_api().close()  # the configuration only: nothing is asked of the API server yet
+    except KubeError as error:
+        _fail("episode", f"--target-namespace {namespace}: no Kubernetes API to use: {error}", EXIT_INPUT)
+    return ClusterTarget(namespace=namespace, credentials=credentials, connect=in_cluster_api)
+
+
+def _run(bundle, control, listen: tuple[str, int], token: str, time_scale: float, cluster=None) -> None:
     from arenac.runner.external_agent import StatusBoard, run_external_episode
 
     stop, signalled = threading.Event(), threading.Event()
@@ -124,7 +168,7 @@ def _run(bundle, control, listen: tuple[str, int], token: str, time_scale: float
     board = StatusBoard(control)
     board.update("provisioning")
     try:
-        result = run_external_episode(bundle, control, board, listen, token, time_scale, stop)
+        result = run_external_episode(bundle, control, board, listen, token, time_scale, stop, cluster=cluster)
     except Exception as error:  # the harness's own failure: said in one line and in status.json
         reason = f"{type(error).__name__}: {error}"
         board.update("ended", reason=reason)

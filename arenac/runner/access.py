@@ -3,6 +3,13 @@
 The tools the agent finds on its PATH are thin clients of a broker inside the runner; every
 decision (RBAC with Kubernetes semantics, admin paths, the database role) is made here, from the
 bundle's own rbac/ objects and plan, and every call lands in actions.jsonl.
+
+- `AgentAccess.start(...)`: the local substrate's doors, the brokered kubectl's cluster the
+  running stack (broker/cluster.py `LocalCluster`).
+- `AgentAccess.start_without_kubectl(...)`: a substrate on a Kubernetes cluster, where the agent
+  holds a real kubectl (its own token, the runner's): the broker serves the plan's other tools,
+  reaching the substrate at `endpoints` (its Services), and never kubectl. The pod replacements the
+  agent makes are then the cluster's to see (runner/kube/pod_watch.py), not the broker's.
 """
 
 from __future__ import annotations
@@ -13,10 +20,14 @@ from pathlib import Path
 import yaml
 
 from arenac.broker.cluster import LocalCluster
+from arenac.broker.inflight import InFlight
 from arenac.broker.server import ActionLog, Broker
-from arenac.broker.tools import AgentClock, ToolBox
+from arenac.broker.tools import AgentClock, ToolBox, ToolTarget
 from arenac.model.plan import brokered_tools
 from arenac.sandbox import AGENT_RUN
+from arenac.substrate.interface import Endpoints, SubstrateDriver
+
+KUBECTL = "kubectl"
 
 
 @dataclass
@@ -30,14 +41,27 @@ class AgentAccess:
         """`sandboxed`: the agent reaches the broker's socket where its sandbox mounts it. `token`:
         the broker's (default: a fresh secret); `listen`: also serve on TCP at (host, port), for an
         agent outside this machine's processes (external_agent.py)."""
-        plan = bundle.plan
         rbac = [yaml.safe_load(data.decode("utf-8")) for data in bundle.rbac_bytes]  # as pinned at opening
-        cluster = LocalCluster(stack)
-        # the doors open right before the agent starts: its window runs from here
-        clock = AgentClock(log.clock.now, log.clock.now(), plan.timeline.agent_window_s, plan.timeline.soak_s)
-        toolbox = ToolBox(cluster, plan.access, rbac, time_scale=log.clock.time_scale, on_declare=on_declare,
-                          agent_clock=clock)
-        broker = Broker(toolbox, tools=brokered_tools(plan), on_action=ActionLog(log.path.parent / "actions.jsonl"),
+        toolbox = ToolBox(LocalCluster(stack), bundle.plan.access, rbac, time_scale=log.clock.time_scale,
+                          on_declare=on_declare, agent_clock=_agent_clock(bundle.plan, log))
+        return cls._serve(toolbox, brokered_tools(bundle.plan), scratch, log, sandboxed, token, listen)
+
+    @classmethod
+    def start_without_kubectl(cls, bundle, endpoints: Endpoints, substrate: SubstrateDriver, scratch: Path, log,
+                              on_declare, token: str | None = None,
+                              listen: tuple[str, int] | None = None) -> AgentAccess:
+        """The broker for a substrate on a cluster (see the module's docstring): the plan's tools
+        but kubectl, reaching the substrate at `endpoints`."""
+        target = ToolTarget(lambda: endpoints, substrate, InFlight())
+        toolbox = ToolBox(None, bundle.plan.access, (), time_scale=log.clock.time_scale, on_declare=on_declare,
+                          agent_clock=_agent_clock(bundle.plan, log), target=target)
+        tools = tuple(t for t in brokered_tools(bundle.plan) if t != KUBECTL)
+        return cls._serve(toolbox, tools, scratch, log, False, token, listen)
+
+    @classmethod
+    def _serve(cls, toolbox: ToolBox, tools: tuple[str, ...], scratch: Path, log, sandboxed: bool,
+               token: str | None, listen: tuple[str, int] | None) -> AgentAccess:
+        broker = Broker(toolbox, tools=tools, on_action=ActionLog(log.path.parent / "actions.jsonl"),
                         clock=log.clock.now, token=token)
         broker.start(parent=scratch)  # reaped with the scratch directory, however the runner ends
         if listen is not None:
@@ -53,9 +77,11 @@ class AgentAccess:
     def socket_dir(self) -> Path:
         return self.broker.socket_dir
 
-    def agent_restarts(self) -> dict[str, int]:
-        """Every workload's pod replacements by the agent so far (0 for the untouched)."""
-        return self.broker.toolbox.cluster.agent_restarts()
+    def agent_restarts(self) -> dict[str, int] | None:
+        """Every workload's pod replacements by the agent so far (0 for the untouched); None
+        without the brokered kubectl (the cluster's pod watch counts them there)."""
+        cluster = self.broker.toolbox.cluster
+        return cluster.agent_restarts() if cluster is not None else None
 
     def agent_env(self) -> dict[str, str]:
         return {"KUBECONFIG": "/dev/null"}  # kubectl here is the brokered one; no real cluster config leaks in
@@ -68,3 +94,8 @@ class AgentAccess:
 
     def stop(self) -> None:
         self.broker.stop()
+
+
+def _agent_clock(plan, log) -> AgentClock:
+    # the doors open right before the agent starts: its window runs from here
+    return AgentClock(log.clock.now, log.clock.now(), plan.timeline.agent_window_s, plan.timeline.soak_s)

@@ -42,7 +42,7 @@ from arenac.runner.harness_io import HarnessIO
 from arenac.runner.onsets import Manifestation, Onsets
 from arenac.runner.records import write_model
 from arenac.runner.snapshot import max_ids
-from arenac.runner.watch import PartsWatch, changing_calls
+from arenac.runner.watch import LossWatch, changing_calls
 from arenac.substrate.registry import driver_for
 
 
@@ -114,7 +114,7 @@ class Episode:
                              live_snapshot=lambda: self.backend.snapshot(self.clock.now(), self.baseline_ids,
                                                                          configmaps=False))
         self.baseline_ids: dict[str, int] | None = None
-        self.watch: PartsWatch | None = None
+        self.watch: LossWatch | None = None
         self.parts_reason: str | None = None  # why a lost part makes the trial an infra_error (watch.py)
 
     # ---- the episode ------------------------------------------------------------------------

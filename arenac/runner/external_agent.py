@@ -14,8 +14,13 @@ and the plan (trial.py, episode.py) run unchanged:
   (calls in flight ended, later calls refused: broker/server.py `close`) and stops no process:
   boundary.json says agent "external", method "external: broker closed", 0 processes.
 
-`run_external_episode(bundle, control, listen, token, time_scale, stop)` runs the one episode with
-`trial.run_episode` and keeps status.json up to date through the phases (external_control.py).
+`hand_over(doors, spec, log_path, board, on_frozen)` is that `start_agent`, shared with the
+cluster's backend (runner/kube/pod_backend.py `ClusterBackend`: the same handover and freeze, its
+substrate the one a chart installed).
+
+`run_external_episode(bundle, control, board, listen, token, time_scale, stop, cluster=None)` runs
+the one episode with `trial.run_episode` and keeps status.json up to date through the phases
+(external_control.py); with `cluster` (a `ClusterTarget`), on the cluster's backend.
 """
 
 from __future__ import annotations
@@ -26,10 +31,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from arenac.model.harness_status import HarnessPhase, HarnessStatus
 from arenac.runner.access import AgentAccess
 from arenac.runner.agents import EXTERNAL, AgentSpec, FreezeRecord
+from arenac.runner.backend import Backend
 from arenac.runner.bundle import RunnableBundle
 from arenac.runner.external_control import Control
 from arenac.runner.local_backend import LocalBackend
@@ -38,6 +45,9 @@ from arenac.runner.records import EventLog
 from arenac.runner.state import StateDir
 from arenac.runner.trial import run_episode
 from arenac.sandbox import SandboxChoice
+
+if TYPE_CHECKING:  # the cluster's backend is imported only when asked for (it needs the kubernetes extra)
+    from arenac.runner.kube.pod_backend import ClusterTarget
 
 FREEZE_METHOD = "external: broker closed"
 
@@ -96,25 +106,44 @@ class ExternalBackend(LocalBackend):
         return self.doors
 
     def start_agent(self, spec: AgentSpec, log_path: Path) -> ExternalAgent:
-        if spec.name != EXTERNAL or self.doors is None:
-            raise RuntimeError("the external backend hands over to the external agent only, doors open first")
-        address = self.doors.broker.tcp_address
-        log_path.write_text(f"the agent is external: it acts through the broker at {address}; "
-                            "nothing of it runs here\n")
-        agent = ExternalAgent(self.doors, self.board.control.finish_requested,
-                              on_frozen=lambda: self.board.update("agent_done"))
-        self.board.update("handed_over", handed_over=True)
-        return agent
+        return hand_over(self.doors, spec, log_path, self.board)
+
+
+def hand_over(doors: AgentAccess | None, spec: AgentSpec, log_path: Path, board: StatusBoard,
+              on_frozen: Callable[[], None] | None = None) -> ExternalAgent:
+    """Start nothing: record the handover and return the external agent's stand-in, whose freeze
+    closes `doors` (then calls `on_frozen`, then marks status.json `agent_done`)."""
+    if spec.name != EXTERNAL or doors is None:
+        raise RuntimeError("the external backend hands over to the external agent only, doors open first")
+    address = doors.broker.tcp_address
+    log_path.write_text(f"the agent is external: it acts through the broker at {address}; "
+                        "nothing of it runs here\n")
+
+    def frozen() -> None:
+        if on_frozen is not None:
+            on_frozen()
+        board.update("agent_done")
+
+    agent = ExternalAgent(doors, board.control.finish_requested, on_frozen=frozen)
+    board.update("handed_over", handed_over=True)
+    return agent
 
 
 def run_external_episode(bundle: RunnableBundle, control: Control, board: StatusBoard, listen: tuple[str, int],
-                         token: str, time_scale: float, stop: threading.Event) -> EpisodeResult:
+                         token: str, time_scale: float, stop: threading.Event,
+                         cluster: ClusterTarget | None = None) -> EpisodeResult:
     """The one episode of `arenac harness episode`; status.json says `graded` when it returns with
-    a verdict (the caller writes `ended`)."""
+    a verdict (the caller writes `ended`). `cluster`: against the substrate a chart installed there."""
+    if cluster is None:
+        bound_by = "process records (in the harness container's episode process)"
+        make_backend: Callable[..., Backend] = partial(ExternalBackend, token=token, listen=listen, board=board)
+    else:
+        from arenac.runner.kube.pod_backend import ClusterBackend
+
+        bound_by = f"the harness pod's episode process (substrate in namespace {cluster.namespace})"
+        make_backend = partial(ClusterBackend, token=token, listen=listen, board=board, target=cluster)
     options = EpisodeOptions(agent=EXTERNAL, time_scale=time_scale, out=control.run_dir,
-                             isolation=Isolation(sandbox="none"),
-                             bound_by="process records (in the harness container's episode process)")
-    make_backend = partial(ExternalBackend, token=token, listen=listen, board=board)
+                             isolation=Isolation(sandbox="none"), bound_by=bound_by)
     result = run_episode(bundle, options, stop, make_backend=make_backend)
     if (control.run_dir / "verdict.json").is_file():
         board.update("graded", trial_status=result.status, reward=result.reward, reason=result.reason or None)

@@ -3,8 +3,10 @@
 A snapshot records everything an agent could change to repair (or to fake a repair of) a fault,
 so that `changes only` and `protect` see it:
 - every key of every application service's effective run-time config (TIME_SCALE included; the
-  release is recorded on its own), its admin events and release; with the stack at hand, what
-  every workload's ConfigMap holds (Redis's included);
+  release is recorded on its own), its admin events and release; with the stack at hand (its
+  config files) or the ConfigMaps' data as the Kubernetes API answers them (`configmap_data`, a
+  substrate on a cluster), what every workload's ConfigMap holds (Redis's included), the same
+  record either way;
 - PostgreSQL: role and database settings (pg_db_role_setting); every role's attributes (the
   password only as a digest); every role membership (pg_auth_members, with its admin / inherit /
   set options); the privileges of every grantee (PUBLIC included) on every relation outside the
@@ -25,6 +27,7 @@ which a permitted renumbering may change; lost, altered or duplicated rows chang
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 
 from arenac.model.evidence import SequenceState, Snapshot, TableState
 from arenac.model.plan import Plan
@@ -39,10 +42,15 @@ _SYSTEM_SCHEMAS = "('pg_catalog', 'information_schema', 'pg_toast')"
 
 
 def take_snapshot(io: HarnessIO, plan: Plan, t: float, baseline_max_ids: dict[str, int] | None = None,
-                  stack: LocalStack | None = None, agent_restarts: dict[str, int] | None = None) -> Snapshot:
+                  stack: LocalStack | None = None, agent_restarts: dict[str, int] | None = None,
+                  configmap_data: Mapping[str, Mapping[str, object]] | None = None) -> Snapshot:
     """`stack` (the running LocalStack): also record what every workload's ConfigMap holds (`configmaps`;
-    without it the snapshot has none, as a live check's snapshot needs none). `agent_restarts`: the
-    agent's pod replacements per workload so far, once its doors are open (none before)."""
+    without it the snapshot has none, as a live check's snapshot needs none); `configmap_data`
+    instead: the ConfigMaps' data as read from the API (component -> data: `configmaps_of`).
+    `agent_restarts`: the agent's pod replacements per workload so far, once its doors are open
+    (none before)."""
+    if stack is not None and configmap_data is not None:
+        raise ValueError("the ConfigMaps come from the stack's files or from the API, not both")
     config, events, release = {}, {}, {}
     for service in plan.snapshots.config:
         view = io.admin(service, "GET", "/admin/config")
@@ -57,7 +65,8 @@ def take_snapshot(io: HarnessIO, plan: Plan, t: float, baseline_max_ids: dict[st
         db_settings[f"{role or database}.{key}"] = value
     tables = {table: _table_state(io, table, (baseline_max_ids or {}).get(table)) for table in plan.snapshots.tables}
     sequences = {name: _sequence_state(io, name) for name in plan.snapshots.sequences}
-    return Snapshot(t=round(t, 3), config=config, configmaps=configmaps(stack) if stack is not None else {},
+    return Snapshot(t=round(t, 3), config=config, configmaps=(configmaps(stack) if stack is not None
+                                                    else configmaps_of(configmap_data or {})),
                     events=events, release=release, db_settings=db_settings, app_role=io.substrate.app_role,
                     roles=roles(io),
                     memberships=memberships(io), privileges=privileges(io), redis=redis_state(io), tables=tables,
@@ -75,7 +84,18 @@ def configmaps(stack: LocalStack) -> dict[str, dict[str, str]]:
     `appendfsync`, `acl-USER`: broker/cluster.py shows the same file). PostgreSQL's holds init
     scripts, which run at the first start only: not recorded (an edit changes nothing)."""
     substrate = stack.substrate
-    found = {name: substrate.read_config(stack.config_path(name)) for name in (*substrate.services, "redis")}
+    return configmaps_of({name: substrate.read_config(stack.config_path(name))
+                          for name in configmap_components(substrate)})
+
+
+def configmap_components(substrate) -> tuple[str, ...]:
+    """The components whose ConfigMap a snapshot records: every service's and Redis's (see `configmaps`)."""
+    return (*substrate.services, "redis")
+
+
+def configmaps_of(found: Mapping[str, Mapping[str, object]]) -> dict[str, dict[str, str]]:
+    """The record of ConfigMap data (component -> key -> value), sorted, every value as text: a
+    local stack's config files and the API's `data` give the same record for the same content."""
     return {name: {k: str(v) for k, v in sorted(data.items())} for name, data in sorted(found.items())}
 
 

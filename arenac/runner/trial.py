@@ -24,6 +24,7 @@ import redis
 from arenac.model.evidence import Timeline, TrialStatus
 from arenac.runner import harness_adapters as adapters
 from arenac.runner import headroom
+from arenac.runner.backend import Backend
 from arenac.runner.bundle import RunnableBundle
 from arenac.runner.clock import EpisodeClock
 from arenac.runner.episode import Episode, InfraError
@@ -54,7 +55,7 @@ def _settle_writeback(log: EventLog) -> None:
 
 
 def run_episode(bundle: RunnableBundle, options: EpisodeOptions, stop: threading.Event | None = None,
-                make_backend: Callable[..., LocalBackend] = LocalBackend) -> EpisodeResult:
+                make_backend: Callable[..., Backend] = LocalBackend) -> EpisodeResult:
     """One episode; raises SandboxUnavailable (before anything starts) when the sandbox asked for
     cannot be had. `make_backend`: the backend's class, given LocalBackend's arguments (the
     external agent's, external_agent.py, replaces its agent's two steps)."""

@@ -1,6 +1,11 @@
 """Watch the episode's own parts while it runs, and say whose failure a lost part is.
 
 Contract:
+- `LossWatch` is what every backend's watch shares: the thread (`start`, `stop`, a look every
+  `interval_s`), `check(strict)`, the losses recorded once each (`losses`, `on_loss`), `blame` and
+  `record`; a subclass says what one look sees (`_look`), and `_look_at_process` looks at one
+  process (the load generator of every backend, a local stack's parts). The cluster's watch of
+  pods is runner/kube/pod_watch.py's.
 - `PartsWatch(stack, loadgen, clock, on_loss)` runs a thread that looks, every `INTERVAL_S` real seconds,
   at every substrate process the stack runs (except one it is restarting on purpose) and at the
   load generator. A part that exited, or that stayed stopped (SIGSTOP) for `STOPPED_GRACE_S`, is
@@ -25,6 +30,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
+from functools import partial
 
 import psutil
 
@@ -58,18 +64,22 @@ def _describe_exit(code: int | None) -> str:
     return f"exited with code {code}"
 
 
-class PartsWatch:
-    def __init__(self, stack, loadgen, clock, on_loss: Callable[[], None] | None = None) -> None:
-        self.stack, self.loadgen, self.clock = stack, loadgen, clock
+class LossWatch:
+    """The shared part of a backend's watch (see the module's docstring)."""
+
+    interval_s = INTERVAL_S
+
+    def __init__(self, clock, on_loss: Callable[[], None] | None = None) -> None:
+        self.clock = clock
         self.on_loss = on_loss  # called (from the watch's thread) after each loss is recorded
         self.losses: list[PartLoss] = []
-        self._seen: set[tuple[str, int]] = set()  # (part, pid) already recorded
-        self._stopped_since: dict[tuple[str, int], float] = {}
+        self._seen: set[tuple[str, object]] = set()  # (part, its identity: a pid, a pod's uid) recorded
+        self._stopped_since: dict[tuple[str, object], float] = {}
         self._halt = threading.Event()
         self._lock = threading.Lock()  # the thread and a caller's fresh look never record a loss twice
         self._thread = threading.Thread(target=self._run, daemon=True, name="arenac-parts-watch")
 
-    def start(self) -> PartsWatch:
+    def start(self) -> LossWatch:
         self._thread.start()
         return self
 
@@ -78,7 +88,7 @@ class PartsWatch:
         self._thread.join(timeout=5)
 
     def _run(self) -> None:
-        while not self._halt.wait(INTERVAL_S):
+        while not self._halt.wait(self.interval_s):
             try:
                 self.check()
             except Exception:  # the stack is being torn down under us; the next look decides
@@ -89,30 +99,31 @@ class PartsWatch:
         `strict`: a part stopped right now is lost without the grace (before the harness restarts
         parts on purpose, which would end a stopped process and hide what happened to it)."""
         with self._lock:
-            self._check(strict)
+            self._look(strict)
 
-    def _check(self, strict: bool) -> None:
-        parts = [(name, "substrate", child.popen) for name, child in self.stack.children().items()]
-        if self.loadgen is not None:
-            parts.append(("loadgen", "harness", self.loadgen.process))
-        for name, kind, popen in parts:
-            key = (name, popen.pid)
-            if key in self._seen:
-                continue
-            code = popen.poll()
-            if code is not None:
-                if name in self.stack.restarting():
-                    continue
+    def _look(self, strict: bool) -> None:
+        raise NotImplementedError
+
+    def _look_at_process(self, name: str, kind: str, popen, strict: bool,
+                         restarting: Callable[[], bool] | None = None) -> None:
+        """One process: exited (unless `restarting()` says it is being restarted on purpose, asked
+        after the exit was seen), or stopped past the grace, is lost."""
+        key = (name, popen.pid)
+        if key in self._seen:
+            return
+        code = popen.poll()
+        if code is not None:
+            if restarting is None or not restarting():
                 self._lost(key, PartLoss(name, kind, round(self.clock.now(), 3), _describe_exit(code)))
-            elif process_stopped(popen.pid):
-                since = self._stopped_since.setdefault(key, time.monotonic())
-                if strict or time.monotonic() - since >= STOPPED_GRACE_S:
-                    self._lost(key, PartLoss(name, kind, round(self.clock.now(), 3), "stopped (SIGSTOP)" if strict
-                                             else f"stopped (SIGSTOP) for {STOPPED_GRACE_S:g} s"))
-            else:
-                self._stopped_since.pop(key, None)
+        elif process_stopped(popen.pid):
+            since = self._stopped_since.setdefault(key, time.monotonic())
+            if strict or time.monotonic() - since >= STOPPED_GRACE_S:
+                self._lost(key, PartLoss(name, kind, round(self.clock.now(), 3), "stopped (SIGSTOP)" if strict
+                                         else f"stopped (SIGSTOP) for {STOPPED_GRACE_S:g} s"))
+        else:
+            self._stopped_since.pop(key, None)
 
-    def _lost(self, key: tuple[str, int], loss: PartLoss) -> None:
+    def _lost(self, key: tuple[str, object], loss: PartLoss) -> None:
         self._seen.add(key)
         self.losses.append(loss)
         if self.on_loss is not None:
@@ -133,6 +144,27 @@ class PartsWatch:
     def record(self) -> Parts:
         """parts.json."""
         return Parts(losses=tuple(PartLossRecord(**asdict(loss)) for loss in self.losses))
+
+
+class PartsWatch(LossWatch):
+    """The local backend's: every process of the stack and the load generator."""
+
+    def __init__(self, stack, loadgen, clock, on_loss: Callable[[], None] | None = None) -> None:
+        super().__init__(clock, on_loss)
+        self.stack, self.loadgen = stack, loadgen
+
+    def start(self) -> PartsWatch:
+        super().start()
+        return self
+
+    def _look(self, strict: bool) -> None:
+        for name, child in self.stack.children().items():
+            self._look_at_process(name, "substrate", child.popen, strict, restarting=partial(self._restarting, name))
+        if self.loadgen is not None:
+            self._look_at_process("loadgen", "harness", self.loadgen.process, strict)
+
+    def _restarting(self, name: str) -> bool:
+        return name in self.stack.restarting()
 
 
 def process_stopped(pid: int) -> bool:

@@ -41,7 +41,8 @@ Contract:
     address it lists only once the pod is ready (the handover: the readiness probe below).
   - Pod `arenac-harness-episode` (restartPolicy Never; why not a Job: docs/kubernetes.md) running
     `arenac harness episode /bundle --listen 0.0.0.0:PORT --token-file /etc/arenac/broker/token
-    --run-dir /var/arenac/episode --time-scale S`, readiness `arenac harness status --run-dir
+    --run-dir /var/arenac/episode --time-scale S --target-namespace APPLICATION --credentials
+    /etc/arenac/credentials` (the cluster backend, pod_backend.py), readiness `arenac harness status --run-dir
     /var/arenac/episode --handed-over`; uid/gid 10002 (the image's user), non-root, no privilege
     escalation, every capability dropped, the RuntimeDefault seccomp profile, a read-only root
     filesystem with emptyDirs for `/var/arenac` and `/tmp`; requests and limits `HarnessResources`;
@@ -404,8 +405,10 @@ def _pod(spec: HarnessPodSpec, meta_labels: dict[str, str], files: Sequence[_Fil
         "name": CONTAINER,
         "image": spec.image,
         "imagePullPolicy": "IfNotPresent",
+        # the episode's cluster backend (pod_backend.py), against the substrate in the application namespace
         "args": ["harness", "episode", BUNDLE_DIR, "--listen", f"0.0.0.0:{spec.port}", "--token-file", TOKEN_FILE,
-                 "--run-dir", RUN_DIR, "--time-scale", repr(float(spec.time_scale))],
+                 "--run-dir", RUN_DIR, "--time-scale", repr(float(spec.time_scale)),
+                 "--target-namespace", spec.names.application, "--credentials", CREDENTIALS_DIR],
         "env": [{"name": "ARENAC_CREDENTIALS", "value": CREDENTIALS_DIR},
                 {"name": "HOME", "value": "/tmp"}, {"name": "TMPDIR", "value": "/tmp"}],
         "ports": [{"name": "broker", "containerPort": spec.port, "protocol": "TCP"}],

@@ -340,7 +340,8 @@ def test_the_pod_runs_the_episode_as_an_unprivileged_user_on_a_read_only_root(ob
     pod = _body(objects, "Pod")["spec"]
     container = _container(objects)
     assert container["args"] == ["harness", "episode", "/bundle", "--listen", "0.0.0.0:7400", "--token-file",
-                                 "/etc/arenac/broker/token", "--run-dir", "/var/arenac/episode", "--time-scale", "0.1"]
+                                 "/etc/arenac/broker/token", "--run-dir", "/var/arenac/episode", "--time-scale", "0.1",
+                                 "--target-namespace", APP, "--credentials", "/etc/arenac/credentials"]
     assert parse_arenac(container["args"]) == "arenac harness episode"  # a command the image has
     probe = container["readinessProbe"]["exec"]["command"]
     assert probe[0] == "arenac" and parse_arenac(probe[1:]) == "arenac harness status"
