@@ -17,10 +17,12 @@ COPY arenac ./arenac
 COPY grammar ./grammar
 COPY library ./library
 # arenac with the `local` extra: the harness's datastore and HTTP clients, the load generator's
-# histograms, and what `arenac grade` (the chart's grader) checks for; the build directory goes, so
+# histograms, and what `arenac grade` (the chart's grader) checks for; and the `kubernetes` extra: the
+# harness pod's `harness episode --target-namespace` lists the substrate's pods, reads its ConfigMaps
+# and restarts its workloads through the API (arenac/runner/kube/pod_backend.py); the build directory goes, so
 # the image holds one copy of the code, the installed one. The run directory is the one the
 # chart's grader grades (`arenac grade /var/arenac/run`), owned by the unprivileged user.
-RUN pip install --no-cache-dir ".[local]" \
+RUN pip install --no-cache-dir ".[local,kubernetes]" \
     && cd / && rm -rf /build \
     && arenac harness --help > /dev/null \
     && useradd --uid 10002 --no-create-home --shell /usr/sbin/nologin arenac \

@@ -86,12 +86,14 @@ def test_the_ignore_reader_refuses_a_context_that_lets_the_venv_through():
 def test_the_harness_entrypoint_is_the_arenac_command_its_package_installs():
     assert exec_form(HARNESS.dockerfile, "ENTRYPOINT") == ["arenac"]
     assert installed_commands(HARNESS.pyproject)["arenac"] == "arenac.cli:main"
-    # what it installs is arenac with the extras the harness needs (the `local` runner's packages)
+    # what it installs is arenac with the extras the harness needs (the `local` runner's packages, and
+    # the Kubernetes client of the harness pod's cluster backend)
     install = next(rest for word, rest in instructions(HARNESS.dockerfile) if word == "RUN")
     extras = re.search(r'pip install [^"]*"\.\[([\w,]+)\]"', install)
     assert extras, install
     declared = tomllib.loads(HARNESS.pyproject.read_text())["project"]["optional-dependencies"]
-    assert set(extras.group(1).split(",")) <= set(declared) and "local" in extras.group(1).split(",")
+    assert set(extras.group(1).split(",")) <= set(declared)
+    assert {"local", "kubernetes"} <= set(extras.group(1).split(","))
     assert exec_form(HARNESS.dockerfile, "CMD") == ["--help"]
 
 

@@ -177,3 +177,87 @@ def test_finish_into_an_out_it_cannot_make_is_refused(tmp_path: Path) -> None:
     out = tmp_path / "file" / "out"
     result = run("finish", "--run-dir", str(root), "--out", str(out), "--timeout", "0")
     assert result.exit_code == 2 and f"--out {out}: cannot copy the run there: Not a directory" in result.output
+
+
+# ---- episode --target-namespace (the cluster backend: arenac/runner/kube/pod_backend.py) -----------
+PASSWORD_KEYS = ("postgres-password", "spine-admin-password", "spine-app-password", "spine-operator-password",
+                 "spine-readonly-password")
+
+
+@pytest.fixture
+def credentials(tmp_path: Path) -> Path:
+    """The spine chart's Secrets' keys as the harness pod mounts them, one file per key."""
+    directory = tmp_path / "credentials"
+    directory.mkdir()
+    for key in PASSWORD_KEYS:
+        (directory / key).write_text("pw")
+    (directory / "users.acl").write_text("".join(f"user {u} on >pw ~* +@all\n"
+                                                 for u in ("default", "fanout", "harness", "agent")))
+    (directory / "token").write_text("admin\n")
+    return directory
+
+
+def _on_cluster(tmp_path: Path, token: Path, *extra: str) -> Result:
+    return run("episode", str(complete_variant("minimal")), "--listen", "127.0.0.1:7400", "--token-file",
+               str(token), "--run-dir", str(tmp_path / "ctl"), *extra)
+
+
+@pytest.mark.parametrize("namespace", ["App", "-app", "app_1", "a" * 64, ""])
+def test_episode_refuses_a_target_namespace_that_is_no_namespaces_name(tmp_path: Path, token: Path,
+                                                                      credentials: Path, namespace: str) -> None:
+    result = _on_cluster(tmp_path, token, "--target-namespace", namespace, "--credentials", str(credentials))
+    assert result.exit_code == 2 and len(result.output.splitlines()) == 1
+    assert f"arenac harness episode: --target-namespace {namespace!r}: not a namespace's name" in result.output
+    assert not (tmp_path / "ctl").exists()  # nothing was started
+
+
+def test_episode_on_a_cluster_refuses_credentials_it_cannot_read_or_that_lack_a_key(tmp_path: Path, token: Path,
+                                                                                  credentials: Path) -> None:
+    missing = _on_cluster(tmp_path, token, "--target-namespace", "app-1", "--credentials", str(tmp_path / "none"))
+    assert missing.exit_code == 2 and len(missing.output.splitlines()) == 1
+    assert f"--credentials {tmp_path / 'none'}: cannot read it" in missing.output
+    (credentials / "token").unlink()
+    lacking = _on_cluster(tmp_path, token, "--target-namespace", "app-1", "--credentials", str(credentials))
+    assert lacking.exit_code == 2 and len(lacking.output.splitlines()) == 1
+    assert f"--credentials {credentials}: the credentials lack token" in lacking.output
+    assert not (tmp_path / "ctl").exists()
+
+
+def test_episode_on_a_cluster_reads_the_credentials_from_arenac_credentials(tmp_path: Path, token: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ARENAC_CREDENTIALS", str(tmp_path / "from-env"))
+    result = _on_cluster(tmp_path, token, "--target-namespace", "app-1")
+    assert result.exit_code == 2 and f"--credentials {tmp_path / 'from-env'}: cannot read it" in result.output
+
+
+def test_episode_on_a_cluster_refuses_without_an_api_to_use(tmp_path: Path, token: Path, credentials: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Outside a pod (no service host in the environment) and without a kubeconfig: refused before anything ran;
+    a kubeconfig that cannot be used is refused the same way."""
+    for name in ("KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT"):
+        monkeypatch.delenv(name, raising=False)
+    outside = _on_cluster(tmp_path, token, "--target-namespace", "app-1", "--credentials", str(credentials))
+    assert outside.exit_code == 2 and len(outside.output.splitlines()) == 1
+    assert "--target-namespace app-1: no Kubernetes API to use: not in a pod with a ServiceAccount token" \
+        in outside.output
+    (tmp_path / "kubeconfig").write_text("not: [a kubeconfig")
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "kubeconfig"))
+    broken = _on_cluster(tmp_path, token, "--target-namespace", "app-1", "--credentials", str(credentials))
+    assert broken.exit_code == 2 and len(broken.output.splitlines()) == 1
+    assert f"no Kubernetes API to use: cannot use {tmp_path / 'kubeconfig'}: not a kubeconfig" in broken.output
+    assert not (tmp_path / "ctl").exists()
+
+
+def test_episode_on_a_cluster_goes_past_its_checks_with_a_usable_kubeconfig(tmp_path: Path, token: Path,
+                                                                            credentials: Path, taken_port: int,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The other side: a well-formed kubeconfig (nothing is asked of its server before the episode) and
+    credentials that make the endpoints pass the cluster checks; the next check (the listen address) refuses."""
+    (tmp_path / "kubeconfig").write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters: [{name: k, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+        "users: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: k, user: u}}]\n")
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "kubeconfig"))
+    result = run("episode", str(complete_variant("minimal")), "--listen", f"127.0.0.1:{taken_port}", "--token-file",
+                 str(token), "--run-dir", str(tmp_path / "ctl"), "--target-namespace", "app-1",
+                 "--credentials", str(credentials))
+    assert result.exit_code == 2 and "cannot listen there" in result.output

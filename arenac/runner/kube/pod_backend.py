@@ -45,6 +45,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+import yaml
+
 from arenac.model.evidence import Snapshot
 from arenac.runner.access import AgentAccess
 from arenac.runner.agents import AgentSpec
@@ -89,8 +91,14 @@ class ClusterTarget:
 def in_cluster_api(kubeconfig: Path | None = None) -> ApiClient:
     """A kubeconfig when given or in `$KUBECONFIG`, else this pod's ServiceAccount (its token and CA
     mounted at the standard path): `KubeError` when neither can be had."""
-    if kubeconfig is not None or os.environ.get("KUBECONFIG"):
-        return connect(kubeconfig)
+    if kubeconfig is None and os.environ.get("KUBECONFIG"):
+        # named here: the client reads $KUBECONFIG once, when it is first imported
+        kubeconfig = Path(os.environ["KUBECONFIG"])
+    if kubeconfig is not None:
+        try:
+            return connect(kubeconfig)
+        except yaml.YAMLError as error:  # a file that is not YAML: api.connect names only the client's own errors
+            raise KubeError(f"cannot use {kubeconfig}: not a kubeconfig ({type(error).__name__})") from error
     # imported here: the client's import is heavy (api.py's k8s())
     import kubernetes.config
 
