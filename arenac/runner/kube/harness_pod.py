@@ -33,8 +33,9 @@ Contract:
     as it is read, the manifest's digest the opened bundle's).
   - Role and RoleBinding `arenac-harness-episode` in the APPLICATION namespace, binding the
     ServiceAccount above; the rules (`HarnessPodObjects.rules`, each with why) are the episode's
-    needs there and nothing more: `get` of the ConfigMaps a snapshot records, by name; `list` of
-    pods; `get` of the chart's Deployments and StatefulSets, by name; `patch` of the plan's restart
+    needs there and nothing more, which are exactly the calls of the episode's cluster backend
+    (pod_backend.py): `get` of the ConfigMaps a snapshot records, by name; `list` of pods (readiness,
+    the watch of the parts, a restart target's kind); `get` and `patch` of the plan's restart
     targets, by name, of their kind (none without a restart challenge). A restart target or snapshot
     ConfigMap the chart does not create raises `KubeError`.
   - Service `arenac-broker` (harness namespace, ClusterIP): the broker port only, to the pod, whose
@@ -279,10 +280,6 @@ def role_rules(bundle: RunnableBundle, install: InstallPlan) -> tuple[RoleRule, 
     driver = driver_for(bundle.plan.substrate)
     app = install.application
     placed = {(o.kind, o.name) for o in install.objects if o.namespace == app}
-    workloads: dict[str, list[str]] = {"Deployment": [], "StatefulSet": []}
-    for kind, name in sorted(placed):
-        if kind in workloads:
-            workloads[kind].append(name)
     # the workloads' ConfigMaps a snapshot records (runner/snapshot.py `configmaps`: every service's and Redis's)
     config_maps = sorted(f"{driver.name}-{component}-config" for component in (*driver.services, "redis"))
     absent = [name for name in config_maps if ("ConfigMap", name) not in placed]
@@ -302,18 +299,18 @@ def role_rules(bundle: RunnableBundle, install: InstallPlan) -> tuple[RoleRule, 
                  "the snapshots record what each workload's ConfigMap holds (its next start reads it): "
                  "read by name, the ConfigMaps' names are the chart's"),
         RoleRule("", "pods", ("list",), (),
-                 "which pods run: a lost part, the agent's pod replacements, and what a restarted workload "
-                 "waits on; pod names are generated, so a list (no name can restrict it), never a get or a watch"),
+                 "which pods run: the substrate's readiness, a lost part, the agent's pod replacements, a "
+                 "restart target's kind (its pods' owners) and what a restarted workload waits on; pod names "
+                 "are generated, so a list (no name can restrict it), never a get or a watch"),
     ]
     for kind, resource in (("Deployment", "deployments"), ("StatefulSet", "statefulsets")):
-        if workloads[kind]:
-            rules.append(RoleRule("apps", resource, ("get",), tuple(workloads[kind]),
-                                  f"each {kind}'s rollout status: readiness after a restart, and the parts' watch; "
-                                  "by name, the chart's"))
+        # the other workloads are never read: readiness and the watch of the parts go by the pods
+        # (pod_backend.py, pod_watch.py), and only a restarted workload's rollout is waited on
         if restart[kind]:
-            rules.append(RoleRule("apps", resource, ("patch",), tuple(sorted(set(restart[kind]))),
+            rules.append(RoleRule("apps", resource, ("get", "patch"), tuple(sorted(set(restart[kind]))),
                                   "the restart challenge, a rollout restart (the pod template's restartedAt "
-                                  "annotation, workloads.restart_workload): only the plan's restart targets"))
+                                  "annotation, workloads.restart_workload), then its rollout's status read until "
+                                  "it is done: only the plan's restart targets"))
     return tuple(rules)
 
 

@@ -42,7 +42,7 @@ from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import urlsplit
 
 import yaml
@@ -69,6 +69,7 @@ from arenac.substrate.registry import driver_for
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
 
+T = TypeVar("T")
 MAX_READY_S = 300.0
 REQUEST_TIMEOUT_S = 10.0
 PORT_TIMEOUT_S = 2.0
@@ -240,10 +241,9 @@ class ClusterBackend:
         return found
 
     def stop_agent_side(self) -> None:
-        if self.doors is not None:
-            self.doors.stop()
-        if self.load is not None:
-            self.load.stop()
+        for part in (self.doors, self.load):  # the broker first: no call of the agent outlives the load
+            if part is not None:
+                part.stop()
 
     def stop_substrate(self) -> None:
         if self.pod_watch is not None:  # the episode stopped it before; a second stop is a no-op
@@ -256,11 +256,14 @@ class ClusterBackend:
 
     # ---- helpers --------------------------------------------------------------------------------
     def _io(self) -> HarnessIO:
-        if self.io is None:
-            raise RuntimeError("the substrate is not provisioned (provision first)")
-        return self.io
+        return _provisioned(self.io)
 
     def _api(self) -> ApiClient:
-        if self.api is None:
-            raise RuntimeError("the substrate is not provisioned (provision first)")
-        return self.api
+        return _provisioned(self.api)
+
+
+def _provisioned(part: T | None) -> T:
+    """What `provision` makes: asked for before it, a harness bug."""
+    if part is None:
+        raise RuntimeError("the substrate is not provisioned (provision first)")
+    return part

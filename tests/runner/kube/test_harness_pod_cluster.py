@@ -86,12 +86,13 @@ def test_the_harness_pods_objects_and_their_rights_on_the_cluster(api, trial) ->
     user = f"system:serviceaccount:{trial.harness}:{hp.NAME}"
     app = trial.application
     assert _review(api, app, user, "patch", "apps", "deployments", "spine-maintenance")
-    assert _review(api, app, user, "get", "apps", "deployments", "spine-gateway")
+    assert _review(api, app, user, "get", "apps", "deployments", "spine-maintenance")
     assert _review(api, app, user, "get", "", "configmaps", "spine-redis-config")
     assert _review(api, app, user, "list", "", "pods")
     for verb, group, resource, name in (("get", "", "secrets", "spine-credentials"), ("delete", "", "pods", "x"),
                                         ("patch", "rbac.authorization.k8s.io", "roles", hp.NAME),
                                         ("patch", "apps", "deployments", "spine-gateway"),
+                                        ("get", "apps", "deployments", "spine-gateway"),
                                         ("list", "", "configmaps", "")):
         assert not _review(api, app, user, verb, group, resource, name), (verb, resource, name)
     assert not _review(api, trial.harness, user, "list", "", "pods")

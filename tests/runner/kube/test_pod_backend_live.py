@@ -54,13 +54,11 @@ class Clock:
 
 
 @pytest.fixture
-def api():
-    yield from real_cluster.cluster_client()
-
-
-@pytest.fixture
-def trial(api, tmp_path):
-    yield from real_cluster.trial_namespaces_on(api, tmp_path, TEARDOWN_S)
+def cluster(tmp_path):
+    """The runner's client and a fresh trial's namespaces, uninstalled however the test ends."""
+    for api in real_cluster.cluster_client():
+        for names in real_cluster.trial_namespaces_on(api, tmp_path, TEARDOWN_S):
+            yield api, names
 
 
 def _installed(api, trial):
@@ -75,7 +73,8 @@ def _wait_for(what: str, done, bound_s: float) -> None:
         time.sleep(1)
 
 
-def test_the_watch_the_restart_and_the_configmaps_on_a_cluster(api, trial) -> None:
+def test_the_watch_the_restart_and_the_configmaps_on_a_cluster(cluster) -> None:
+    api, trial = cluster
     _installed(api, trial)
     app = trial.application
     pods = app_pods(api, app, SPINE)
@@ -106,7 +105,8 @@ def test_the_watch_the_restart_and_the_configmaps_on_a_cluster(api, trial) -> No
         assert body.data, component
 
 
-def test_the_harness_pod_runs_the_episode_to_its_handover(api, trial) -> None:
+def test_the_harness_pod_runs_the_episode_to_its_handover(cluster) -> None:
+    api, trial = cluster
     _installed(api, trial)
     bundle = open_bundle(complete_variant("minimal"))
     install = install_plan(bundle.directory / "chart", trial.application, trial.harness)
