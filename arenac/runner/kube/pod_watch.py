@@ -139,8 +139,14 @@ class PodWatch(LossWatch):
         self._state = threading.Lock()  # the window and the restarts, set by the episode's threads
 
     def start(self) -> PodWatch:
+        self.check()  # the pods as they are now are the baseline, and an API that refuses says so at once
         super().start()
         return self
+
+    @property
+    def in_agent_window(self) -> bool:
+        with self._state:
+            return self._window
 
     # ---- what the backend tells the watch ---------------------------------------------------
     def open_window(self) -> None:

@@ -10,6 +10,8 @@ db-sql, the broker, the golden `minimal` bundle, its chart's Role. Each check on
 - the watch: a pod replaced or restarted before the handover is a lost part blamed on the
   infrastructure; in the agent's window it is the agent's restart (counted, no loss) and makes a
   later loss the agent's; a restart on purpose (the challenge) and a pod of a Job are not losses;
+  the backend's watch looks by itself (its thread), and an API that does not answer is a
+  `KubeError` at a fresh look (the episode's checkpoint: an infra_error);
 - the restart: a rollout restart of the workload's kind, read from its pods' owners (Deployment
   and StatefulSet), ignored by the watch; no pod, no restart;
 - the ConfigMaps read by name into the snapshot's record (the same record as a local stack's
@@ -25,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import socket
+import threading
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -294,6 +297,41 @@ def test_a_restart_on_purpose_is_no_loss_even_when_the_old_pod_goes_later(fake, 
     assert [x.how for x in watch.losses] == ["pod spine-maintenance-5d8f7-b gone"]
 
 
+def test_the_backends_watch_looks_by_itself_every_second(fake, api, bundle, tmp_path, credentials) -> None:
+    names = _put_substrate(fake)
+    backend = _attached(_backend(bundle, tmp_path, credentials, api), api)
+    lost = threading.Event()
+    watch = backend.watch(Clock(), lost.set)
+    try:
+        assert not lost.wait(1.5)  # nothing changed: no loss
+        _delete_pod(api, names["auth"])
+        assert lost.wait(5)
+        assert [x.part for x in watch.losses] == ["auth"]
+    finally:
+        backend.stop_substrate()
+
+
+def test_an_api_that_does_not_answer_is_a_kube_error_at_a_fresh_look(fake, api) -> None:
+    """A look the episode asks for (its checkpoints) raises: the episode ends as an infra_error. The
+    API here is a closed port of this machine, a real refusal."""
+    from kubernetes.client import ApiClient, Configuration
+
+    _put_substrate(fake)
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        configuration = Configuration()
+        configuration.host = f"http://127.0.0.1:{closed.getsockname()[1]}"
+        configuration.retries = 0
+        gone = ApiClient(configuration)
+        watch = PodWatch(gone, NS, SPINE, None, Clock())
+        with pytest.raises(KubeError, match=f"cannot list the pods of {NS}"):
+            watch.check(strict=True)
+        gone.close()
+    working = PodWatch(api, NS, SPINE, None, Clock())
+    working.check(strict=True)  # the other side: the fake answers
+    assert working.losses == []
+
+
 # ---- the restart -------------------------------------------------------------------------------
 
 def _workload(fake, resource, name: str) -> None:
@@ -417,10 +455,10 @@ def test_the_handover_opens_the_watchs_agent_window_until_the_freeze(fake, api, 
     try:
         agent = backend.start_agent(AgentSpec(EXTERNAL, ""), tmp_path / "run" / "agent.log")
         assert backend.board.status.handed_over and backend.board.status.phase == "handed_over"
-        assert backend.pod_watch is not None and backend.pod_watch._window
+        assert backend.pod_watch is not None and backend.pod_watch.in_agent_window
         assert agent.running()
         agent.freeze()
-        assert not backend.pod_watch._window and backend.board.status.phase == "agent_done"
+        assert not backend.pod_watch.in_agent_window and backend.board.status.phase == "agent_done"
         assert backend.doors.broker.closed
     finally:
         backend.stop_agent_side()
