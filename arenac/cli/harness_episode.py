@@ -102,6 +102,9 @@ def episode(bundle: Path, listen: tuple[str, int], token_file: Path, run_dir: Pa
     from arenac.runner.bundle import BundleRefused, open_bundle
     from arenac.runner.external_control import Control, ControlError, process_alive
 
+    given = click.get_current_context().get_parameter_source("credentials") == click.core.ParameterSource.COMMANDLINE
+    if given and target_namespace is None:  # the local backend makes its own credentials: a mistake, said
+        _fail("episode", "--credentials goes with --target-namespace (the substrate on a cluster)", EXIT_INPUT)
     token = _read_token(token_file)
     try:
         opened = open_bundle(bundle)

@@ -261,3 +261,15 @@ def test_episode_on_a_cluster_goes_past_its_checks_with_a_usable_kubeconfig(tmp_
                  str(token), "--run-dir", str(tmp_path / "ctl"), "--target-namespace", "app-1",
                  "--credentials", str(credentials))
     assert result.exit_code == 2 and "cannot listen there" in result.output
+
+
+def test_episode_refuses_credentials_without_a_target_namespace(tmp_path: Path, token: Path, credentials: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    given = _on_cluster(tmp_path, token, "--credentials", str(credentials))
+    assert given.exit_code == 2 and len(given.output.splitlines()) == 1
+    assert "arenac harness episode: --credentials goes with --target-namespace" in given.output
+    # from the environment (the harness image's default) it is no mistake: the next check answers
+    monkeypatch.setenv("ARENAC_CREDENTIALS", str(credentials))
+    quiet = run("episode", str(tmp_path), "--listen", "127.0.0.1:7400", "--token-file", str(token),
+                "--run-dir", str(tmp_path / "ctl"))
+    assert quiet.exit_code == 2 and "--credentials" not in quiet.output
