@@ -35,7 +35,7 @@ import urllib.request
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from arenac.broker.cluster import LocalCluster
 from arenac.broker.inflight import InFlight, InFlightClosed
@@ -214,7 +214,8 @@ class ToolBox:
                    "-p", str(dsn.port or 5432), "-U", role, "-d", dsn.path.lstrip("/") or substrate.database, *flags]
         for statement in statements:
             command += ["-c", statement]
-        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PGPASSWORD": dsn.password or "",
+        # the connection string percent-encodes the password (a cluster's: substrate/spine/in_cluster.py)
+        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PGPASSWORD": unquote(dsn.password or ""),
                "PGCONNECT_TIMEOUT": "5", "PGAPPNAME": "arenac-agent", "HOME": "/nonexistent"}
         try:
             proc = self.inflight.start(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,

@@ -27,11 +27,12 @@ from __future__ import annotations
 import dataclasses
 import re
 import socket
+import struct
 import threading
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import pytest
 
@@ -426,22 +427,49 @@ def test_the_broker_serves_the_plans_tools_but_kubectl(bundle, tmp_path, credent
         doors.stop()
 
 
-def test_db_sql_reaches_the_database_at_its_connection_strings_host(bundle, tmp_path, credentials) -> None:
-    """psql itself runs: it fails to connect, and says where it tried (the DSN's host and port)."""
+def _password_taker(server: socket.socket, taken: list[tuple[str, str]]) -> None:
+    """A PostgreSQL server as far as its password request: it refuses encryption, asks for the
+    password in clear text, records (user, password) and ends the connection."""
+    connection, _ = server.accept()
+    with connection:
+        reader = connection.makefile("rb")
+        while True:
+            length, code = struct.unpack("!ii", reader.read(8))
+            if code in (80877103, 80877104):  # SSLRequest, GSSENCRequest: not here
+                connection.sendall(b"N")
+                continue
+            fields = reader.read(length - 8).split(b"\0")
+            user = fields[fields.index(b"user") + 1].decode()
+            break
+        connection.sendall(b"R" + struct.pack("!ii", 8, 3))  # AuthenticationCleartextPassword
+        kind, length = reader.read(1), struct.unpack("!i", reader.read(4))[0]
+        assert kind == b"p"
+        taken.append((user, reader.read(length - 4).rstrip(b"\0").decode()))
+
+
+def test_db_sql_reaches_the_database_at_its_connection_strings_host(bundle, credentials) -> None:
+    """psql itself runs, against a server of the test's at the DSN's host and port (127.0.0.2, not
+    the local stack's 127.0.0.1), and sends the role's password as it is, not as the DSN encodes it."""
     from arenac.broker.inflight import InFlight
     from arenac.broker.tools import ToolBox, ToolTarget
 
-    role = "spine_operator"
+    role, password = "spine_operator", "p@ss/w rd%"
     surface = bundle.plan.access.model_copy(update={"db_role": role})
     endpoints = _endpoints(credentials)
-    with socket.socket() as closed:
-        closed.bind(("127.0.0.2", 0))
-        port = closed.getsockname()[1]
-        dsn = f"postgresql://{role}:pw@127.0.0.2:{port}/spine"
+    taken: list[tuple[str, str]] = []
+    with socket.socket() as server:
+        server.bind(("127.0.0.2", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        thread = threading.Thread(target=_password_taker, args=(server, taken), daemon=True)
+        thread.start()
+        dsn = f"postgresql://{role}:{quote(password, safe='')}@127.0.0.2:{port}/spine"
         moved = dataclasses.replace(endpoints, postgres={**endpoints.postgres, role: dsn})
         toolbox = ToolBox(None, surface, (), target=ToolTarget(lambda: moved, SPINE, InFlight()))
         result = toolbox.call("db-sql", ["-c", "SELECT 1"])
-    assert result.code != 0 and re.search(rf'"127\.0\.0\.2", port {port} failed', result.stderr), result.stderr
+        thread.join(timeout=10)
+    assert taken == [(role, password)], result.stderr
+    assert result.code != 0  # the server ended the connection
 
 
 def test_the_handover_opens_the_watchs_agent_window_until_the_freeze(fake, api, bundle, tmp_path,
