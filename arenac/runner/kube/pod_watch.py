@@ -13,7 +13,9 @@ Contract:
   seconds, at those pods and at the load generator's process (in this pod, as the local backend's:
   `LossWatch._look_at_process`). It remembers every pod it saw; a pod seen before that is gone or
   terminating (a deletion, an eviction, a rollout's replacement) or whose containers' restart count
-  rose (a crash, an OOM kill) is an event of its component, recorded once per pod and count:
+  rose (a crash, an OOM kill) is an event of its component, recorded once per pod and count (a
+  pod already terminating when first seen is none: an earlier rollout's, going before the watch
+  saw it run):
   - inside `restarting(component)` (the restart challenge, on purpose): ignored, and so are the
     pods that ran before it when they go later (a rollout ends when the new pod is ready, not when
     the old one is gone);
@@ -190,6 +192,8 @@ class PodWatch(LossWatch):
         current = {pod.uid: pod for pod in app_pods(self.api, self.namespace, self.substrate)}
         for uid, before in sorted(self._pods.items(), key=lambda item: item[1].name):
             now = current.get(uid)
+            if before.terminating:  # already going when seen (a rollout before the watch): not an event now
+                continue
             if now is None or now.terminating:
                 self._event(before, (uid, -1), f"pod {before.name} {'terminating' if now else 'gone'}")
             elif now.restarts > before.restarts:

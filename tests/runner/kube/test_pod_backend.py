@@ -16,7 +16,7 @@ db-sql, the broker, the golden `minimal` bundle, its chart's Role. Each check on
   and StatefulSet), ignored by the watch; no pod, no restart;
 - the ConfigMaps read by name into the snapshot's record (the same record as a local stack's
   files); a missing one named;
-- the broker without kubectl (its tools, db-sql's host from the connection string) and the
+- the broker without kubectl (its tools; db-sql's host, port and password from the connection string) and the
   handover that opens and closes the watch's agent window;
 - every API call the backend made is one the harness pod's Role grants (decided by the broker's
   RBAC authorizer), and the checker denies calls the backend does not make.
@@ -244,6 +244,22 @@ def test_a_pod_replaced_before_the_handover_is_the_infrastructures(fake, api) ->
     assert lost == [1]
     assert watch.blame(handover_s=30.0, agent_calls=[]) == (
         "substrate part message pod spine-message-5d8f7-a gone before the handover (plan t=12.5 s)")
+
+
+def test_a_pod_already_terminating_when_first_seen_is_no_loss(fake, api) -> None:
+    _put_substrate(fake)
+    name, old = _pod("channel", "old")
+    old["metadata"]["deletionTimestamp"] = "2030-01-01T00:00:00Z"  # an earlier rollout's, going
+    fake.put(PODS, NS, name, old)
+    watch = PodWatch(api, NS, SPINE, None, Clock())
+    watch.check()
+    watch.check()
+    _delete_pod(api, name)
+    watch.check()
+    assert watch.losses == []
+    fake.put(PODS, NS, *_pod("channel", restarts=1))  # the running one's restart still counts
+    watch.check()
+    assert [x.part for x in watch.losses] == ["channel"]
 
 
 def test_a_container_restart_is_a_loss_and_a_pod_of_a_job_is_not_the_substrates(fake, api) -> None:
