@@ -18,6 +18,8 @@ db-sql, the broker, the golden `minimal` bundle, its chart's Role. Each check on
   files); a missing one named;
 - the broker without kubectl (its tools; db-sql's host, port and password from the connection string) and the
   handover that opens and closes the watch's agent window;
+- the whole episode (trial, plan, grade) on the backend: a substrate that never gets ready is an
+  infra_error at provisioning, named and graded;
 - every API call the backend made is one the harness pod's Role grants (decided by the broker's
   RBAC authorizer), and the checker denies calls the backend does not make.
 """
@@ -568,3 +570,29 @@ def test_the_request_reader_reads_the_rbac_attributes() -> None:
         "patch", "apps", "statefulsets", name="spine-postgres", namespace=NS)
     assert _api_request("GET", f"/api/v1/namespaces/{NS}/pods/p/log", {}).subresource == "log"
 
+
+
+# ---- the whole episode on the cluster backend ------------------------------------------------------
+
+def test_an_episode_whose_substrate_never_gets_ready_is_graded_infra_error(fake, api, bundle, tmp_path, credentials,
+                                                                           monkeypatch) -> None:
+    """`harness episode --target-namespace`'s episode (external_agent.run_external_episode), the trial
+    and the plan as they run in the harness pod, on the fake API: a pod that never gets ready ends the
+    trial as infra_error at provisioning, named, graded, and status.json says so."""
+    from arenac.runner.external_agent import run_external_episode
+
+    monkeypatch.setenv("ARENAC_STATE_DIR", str(tmp_path / "state"))  # not this machine's runner's records
+    _put_substrate(fake, fanout={"ready": False, "waiting": "CrashLoopBackOff"})
+    control = Control(tmp_path / "ctl")
+    control.create()
+    board = StatusBoard(control)
+    target = pb.ClusterTarget(NS, credentials, connect=lambda: api, ready_timeout_s=0.5, poll_s=0.1)
+    result = run_external_episode(bundle, control, board, ("127.0.0.1", 0), "tok", 1.0, threading.Event(),
+                                  cluster=target)
+    assert result.status == "infra_error"
+    assert "pod spine-fanout-5d8f7-a (Pending, main waiting (CrashLoopBackOff))" in result.reason
+    assert board.status.phase == "graded" and board.status.trial_status == "infra_error"
+    assert not board.status.handed_over
+    assert (control.run_dir / "verdict.json").is_file()
+    timeline = (control.run_dir / "evidence" / "timeline.json").read_text()
+    assert "the harness pod's episode process (substrate in namespace" in timeline
