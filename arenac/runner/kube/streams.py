@@ -378,7 +378,7 @@ def archive_argv(directory: str) -> list[str]:
 def unpack_archive(stdout: bytes, destination: Path) -> list[str]:
     try:
         data = base64.b64decode(stdout.strip(), validate=True)
-        archive = tarfile.open(fileobj=io.BytesIO(data), mode="r:gz")
+        archive = tarfile.open(fileobj=io.BytesIO(data), mode="r:gz")  # noqa: SIM115 - closed by the `with` below
     except (binascii.Error, tarfile.TarError, OSError) as error:
         raise KubeError(f"the run fetched from the pod is not an archive: {error}") from error
     unpacked = []
