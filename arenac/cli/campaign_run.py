@@ -27,7 +27,7 @@ EXIT_OK, EXIT_LEFT, EXIT_REFUSED = 0, 1, 3
 def campaign_command(spec: CampaignSpec, bundle_dirs: list[str], out: Path, isolation: Isolation,
                      cluster: ClusterTarget | None = None) -> int:
     try:
-        bundles, stop = prepare(bundle_dirs, isolation, cluster)
+        bundles, stop = prepare(bundle_dirs, isolation, cluster=cluster)
         out.mkdir(parents=True, exist_ok=True)
         store = CampaignStore.open(out)
     except (RunRefused, StoreError) as error:

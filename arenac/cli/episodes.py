@@ -37,7 +37,7 @@ def run_command(bundle_dir: str, agent: str, time_scale: float, out: str | None,
         print(f"arenac: {problem}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        (bundle,), stop = prepare([bundle_dir], isolation, cluster)
+        (bundle,), stop = prepare([bundle_dir], isolation, cluster=cluster)
     except RunRefused as error:
         print(f"arenac: refusing to run: {error}", file=sys.stderr)
         return EXIT_REFUSED
