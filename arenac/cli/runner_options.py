@@ -89,8 +89,8 @@ def cluster_problem(backend: str, kubeconfig: Path | None, context: str | None, 
     from arenac.extras import importable  # light: a module lookup, nothing imported
 
     if not importable("kubernetes"):
-        return (f"{'backend = kubernetes' if file_keys else '--backend kubernetes'} needs the Kubernetes client, which is not installed: "
-                "pip install 'arenac[kubernetes]'")
+        named = "backend = kubernetes" if file_keys else "--backend kubernetes"
+        return f"{named} needs the Kubernetes client, which is not installed: pip install 'arenac[kubernetes]'"
     from arenac.runner.kube.api import KubeError, connect  # lazily: only this backend needs it
 
     try:
