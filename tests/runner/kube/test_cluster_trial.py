@@ -266,7 +266,7 @@ def test_a_pod_never_ready_is_an_infra_error_and_no_token_is_issued(cluster, api
     pod = FakeHarnessPod(pod_run, [_status("provisioning")])
     options = _options(tmp_path)
     result = _run(cluster, bundle, options, _seams(api, records, pod, broker), ready=False,
-                  bounds=replace(BOUNDS, start_margin_s=1))
+                  bounds=replace(BOUNDS, start_margin_s=3))
     _infra(result, "handover: the harness pod was not handed over within")
     assert "episode provisioning" in result.reason
     assert not any(c.endswith("/token") for c in _posts(cluster))
