@@ -13,6 +13,9 @@ Contract (docs/evidence.md):
   run.json with the episode's wall time, fsyncs every file and directory of the run, then removes
   the marker. A crash anywhere in between
   leaves the directory marked incomplete, never a verdict that looks final over partial evidence.
+- `record_infra_error(run_dir, reason, time_scale)`: evidence/timeline.json ended as infra_error for
+  `reason` (the one there, else a new one), for an episode that could not end its own (a worker
+  that died; a trial on a cluster that failed); a write that fails is said on stderr.
 """
 
 from __future__ import annotations

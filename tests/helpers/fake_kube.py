@@ -158,22 +158,10 @@ class FakeKubeApi:
     def controller(self, delay_s: float = 0.05, stuck: dict[str, str] | None = None,
                    period_s: float = 0.02, lifetime_s: float = 60.0) -> Iterator[None]:
         """Workload controllers and a kubelet, while the `with` lasts (see the module's docstring)."""
-        stop = threading.Event()
         first_seen: dict[tuple[Any, str, str, int], float] = {}
-
-        def loop() -> None:
-            deadline = time.monotonic() + lifetime_s
-            while not stop.is_set() and time.monotonic() < deadline:
-                self.call(lambda: _reconcile(self.emulator, first_seen, delay_s, stuck or {}))
-                stop.wait(period_s)
-
-        thread = threading.Thread(target=loop, name="fake-kube-controller", daemon=True)
-        thread.start()
-        try:
+        with _ticking(self, lambda: _reconcile(self.emulator, first_seen, delay_s, stuck or {}),
+                      "fake-kube-controller", period_s, lifetime_s):
             yield
-        finally:
-            stop.set()
-            thread.join(timeout=10)
 
 
 def _issue_token(emulator: kmock.KubernetesEmulator) -> Callable[[kmock.Request], Any]:
@@ -350,7 +338,6 @@ def kubelet(fake: FakeKubeApi, *, ready: bool = True, phase: str = "Running", de
     """A stand-in for the kubelet of bare Pods (the harness pod), while the `with` lasts: each Pod
     without a status is given `phase` (and the Ready condition when `ready`, as a passing readiness
     probe does) `delay_s` after it was first seen. Pods that already have a status are left alone."""
-    stop = threading.Event()
     first_seen: dict[tuple[str, str], float] = {}
 
     def mark() -> None:
@@ -368,13 +355,24 @@ def kubelet(fake: FakeKubeApi, *, ready: bool = True, phase: str = "Running", de
                                        "state": {"running": {"startedAt": "2030-01-01T00:00:00Z"}}}
                                       for c in containers]}})
 
+    with _ticking(fake, mark, "fake-kubelet", period_s, lifetime_s):
+        yield
+
+
+@contextmanager
+def _ticking(fake: FakeKubeApi, tick: Callable[[], None], name: str, period_s: float,
+             lifetime_s: float) -> Iterator[None]:
+    """`tick` on the server's loop every `period_s`, from a thread of its own, while the `with` lasts
+    (at most `lifetime_s`): the controller's and the kubelet's stand-ins."""
+    stop = threading.Event()
+
     def loop() -> None:
         deadline = time.monotonic() + lifetime_s
         while not stop.is_set() and time.monotonic() < deadline:
-            fake.call(mark)
+            fake.call(tick)
             stop.wait(period_s)
 
-    thread = threading.Thread(target=loop, name="fake-kubelet", daemon=True)
+    thread = threading.Thread(target=loop, name=name, daemon=True)
     thread.start()
     try:
         yield

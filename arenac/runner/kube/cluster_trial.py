@@ -180,6 +180,15 @@ class RevocationRecord(Model):
     service_account_deleted: bool
 
 
+class FreezeSummary(Model):
+    """The agent's freeze on this machine (agents.py's FreezeRecord): the pod's boundary.json says only
+    that its broker closed, as the agent is not its process."""
+
+    method: str
+    processes_stopped: int
+    remaining: int
+
+
 class PodVerdict(Model):
     status: str
     reward: int
@@ -200,6 +209,7 @@ class ClusterRun(Model):
     image: str | None = None
     handed_over: bool = False
     agent_token_seconds: int | None = None  # the lifetime asked for (the token itself is never written)
+    freeze: FreezeSummary | None = None
     revoked: RevocationRecord | None = None
     pod_verdict: PodVerdict | None = None
     teardown: Literal["done", "failed", "none"] = "none"  # none: nothing was created (no connection, no record)
@@ -367,7 +377,7 @@ def _wait_handover(trial: _Trial) -> HarnessStatus | None:
     bound = trial.bounds.handover_s(trial.phases, trial.scale)
     deadline = time.monotonic() + bound
     next_status = time.monotonic() + trial.bounds.status_every_s
-    said = "not scheduled"
+    episode = ""  # what the pod's episode last said of itself (`harness status`)
     while True:
         _check_stop(trial)
         pod = core.read_namespaced_pod(hp.NAME, trial.names.harness, _request_timeout=trial.bounds.exec_s)
@@ -378,17 +388,17 @@ def _wait_handover(trial: _Trial) -> HarnessStatus | None:
             return None
         if phase in ("Failed", "Succeeded"):
             raise TrialStepFailed(f"the harness pod ended ({phase}) before the handover{_why_pod(pod)}")
-        said = f"phase {phase}{_why_pod(pod)}"
         now = time.monotonic()
         if phase == "Running" and now >= next_status:
             next_status = now + trial.bounds.status_every_s
             current = _harness_status(trial)
             if current is not None:
-                said = f"phase {phase}, episode {current.phase}"
+                episode = f", episode {current.phase}"
                 if current.phase in ("graded", "ended"):  # void, or it could not run: finish says which
                     return current
         if now >= deadline:
-            raise TrialStepFailed(f"the harness pod was not handed over within {bound:g} s ({said})")
+            raise TrialStepFailed(f"the harness pod was not handed over within {bound:g} s "
+                                  f"(phase {phase}{_why_pod(pod)}{episode})")
         time.sleep(min(trial.bounds.poll_s, max(0.0, deadline - now)))
 
 
@@ -445,7 +455,9 @@ def _agent_phase(trial: _Trial, service_account: str) -> None:
         try:
             _await_window_end(trial, agent.running)
         finally:
-            agent.freeze()
+            frozen = agent.freeze()
+            trial.record = trial.record.model_copy(update={"freeze": FreezeSummary(
+                method=frozen.method, processes_stopped=frozen.processes_stopped, remaining=len(frozen.remaining))})
             revoked = revoke_agent_access(api, trial.names.application, service_account)
             trial.record = trial.record.model_copy(update={"revoked": RevocationRecord(
                 role_bindings=revoked.role_bindings, service_account_deleted=revoked.service_account_deleted)})

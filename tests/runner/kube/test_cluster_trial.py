@@ -197,6 +197,7 @@ def test_a_trial_runs_in_order_and_leaves_nothing(cluster, api, records, bundle,
     assert (record["application_namespace"], record["harness_namespace"]) == (NAMES.application, NAMES.harness)
     assert record["handed_over"] and record["teardown"] == "done" and not record["record_kept"]
     assert record["revoked"]["service_account_deleted"] and record["revoked"]["role_bindings"]
+    assert record["freeze"]["method"] == "killpg" and record["freeze"]["remaining"] == 0
     assert record["pod_verdict"] == {"status": "scored", "reward": 1} and record["error"] is None
     # order: namespaces, the chart, the agent's RBAC, the pod's objects, the handover, only then the token,
     # then the revocation, the namespaces deleted last
@@ -365,3 +366,4 @@ def test_a_stop_ends_the_trial_as_interrupted_and_tears_down(cluster, api, recor
     _infra(result, "interrupted")
     assert result.reason == "interrupted"  # what resume and retry read to run it again
     assert pod.calls == [] and _left(cluster) == [] and records.records() == []
+
