@@ -109,6 +109,9 @@ class KubePodExec:
                 response.update(timeout=min(1.0, left))
                 out += _bytes(response.read_stdout(timeout=0)) if response.peek_stdout() else b""
                 err += _bytes(response.read_stderr(timeout=0)) if response.peek_stderr() else b""
+            # what arrived with the close (or before a stream that closed at once was first read)
+            out += _bytes(response.read_stdout(timeout=0)) if response.peek_stdout() else b""
+            err += _bytes(response.read_stderr(timeout=0)) if response.peek_stderr() else b""
             code = response.returncode
         except KubeError:
             raise

@@ -24,6 +24,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -367,3 +368,26 @@ def test_a_stop_ends_the_trial_as_interrupted_and_tears_down(cluster, api, recor
     assert result.reason == "interrupted"  # what resume and retry read to run it again
     assert pod.calls == [] and _left(cluster) == [] and records.records() == []
 
+
+
+def test_trial_ids_are_label_values_that_never_repeat(bundle) -> None:
+    from arenac.runner.kube.cluster_trial import new_trial_id
+    from arenac.runner.kube.names import check_trial_id
+
+    ids = {new_trial_id(bundle) for _ in range(50)}
+    assert len(ids) == 50  # two runs of one variant never share namespaces
+    for trial in ids:
+        assert check_trial_id(trial) == trial and trial.startswith(bundle.plan.variant.lower()[:40])
+    long = SimpleNamespace(plan=SimpleNamespace(variant="A" * 30 + "-" * 10 + "b" * 30))
+    assert check_trial_id(new_trial_id(long)).startswith("a" * 30 + "-")
+
+
+def test_the_bounds_follow_the_plan_and_the_time_scale(bundle) -> None:
+    from arenac.k8s.capacity import TrialPhases
+
+    phases = TrialPhases.from_plan(bundle.plan)
+    bounds = ClusterBounds()
+    slow, fast = bounds.handover_s(phases, 1.0), bounds.handover_s(phases, 0.1)
+    assert slow > fast >= bounds.start_margin_s + bounds.manifest_floor_s  # the floor of a hung request
+    assert bounds.agent_s(phases, 1.0) == phases.agent_window_s + bounds.agent_margin_s
+    assert bounds.finish_s(phases, 1.0) > bounds.agent_s(phases, 1.0)  # the rest of the plan, at its bound
