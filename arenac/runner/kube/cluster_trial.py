@@ -108,7 +108,8 @@ INTERRUPTED = "interrupted"  # the worker's reason too: a resumed qualification 
 
 
 class TrialStepFailed(KubeError):
-    """A step of the trial failed (its message names the step); the trial is an infra_error."""
+    """A step of the trial failed: its message is the step's name, then why (a `KubeError`'s message,
+    or an API error's description); the trial is an infra_error."""
 
 
 class Interrupted(Exception):
@@ -241,19 +242,18 @@ class _Trial:
 
     def step(self, name: str, action: Callable[[], T]) -> T:
         """Run one step, timed; a KubeError or an API error is the trial's failure, named by its step."""
-        started = time.monotonic()
+        started, ok = time.monotonic(), False
         try:
             result = action()
+            ok = True
         except Interrupted:
-            self.steps.append(StepRecord(step=name, ok=False, seconds=round(time.monotonic() - started, 3)))
             raise
         except KubeError as error:  # said with its step: which part of the trial the cluster failed
-            self.steps.append(StepRecord(step=name, ok=False, seconds=round(time.monotonic() - started, 3)))
             raise TrialStepFailed(f"{name}: {error}") from error
-        except Exception as error:  # the client's own (ApiException, a broken connection): the cluster's failure
-            self.steps.append(StepRecord(step=name, ok=False, seconds=round(time.monotonic() - started, 3)))
+        except Exception as error:  # the client's own (ApiException, a broken connection), a sandbox that failed
             raise TrialStepFailed(f"{name}: {describe(error)}") from error
-        self.steps.append(StepRecord(step=name, ok=True, seconds=round(time.monotonic() - started, 3)))
+        finally:
+            self.steps.append(StepRecord(step=name, ok=ok, seconds=round(time.monotonic() - started, 3)))
         return result
 
     def api_client(self) -> ApiClient:
@@ -387,7 +387,7 @@ def _wait_handover(trial: _Trial) -> HarnessStatus | None:
         if any(c.type == "Ready" and c.status == "True" for c in conditions):
             return None
         if phase in ("Failed", "Succeeded"):
-            raise TrialStepFailed(f"the harness pod ended ({phase}) before the handover{_why_pod(pod)}")
+            raise KubeError(f"the harness pod ended ({phase}) before the handover{_why_pod(pod)}")
         now = time.monotonic()
         if phase == "Running" and now >= next_status:
             next_status = now + trial.bounds.status_every_s
@@ -397,7 +397,7 @@ def _wait_handover(trial: _Trial) -> HarnessStatus | None:
                 if current.phase in ("graded", "ended"):  # void, or it could not run: finish says which
                     return current
         if now >= deadline:
-            raise TrialStepFailed(f"the harness pod was not handed over within {bound:g} s "
+            raise KubeError(f"the harness pod was not handed over within {bound:g} s "
                                   f"(phase {phase}{_why_pod(pod)}{episode})")
         time.sleep(min(trial.bounds.poll_s, max(0.0, deadline - now)))
 
@@ -489,13 +489,13 @@ def _finish(trial: _Trial, timeout_s: float) -> None:
     result = trial.pod().run(["arenac", "harness", "finish", "--run-dir", hp.RUN_DIR, "--out", COLLECT_DIR,
                               "--timeout", f"{timeout_s:g}"], timeout_s + trial.bounds.exec_s)
     if result.code != 0:
-        raise TrialStepFailed(f"`arenac harness finish` in the pod failed (exit {result.code}): {result.line()}")
+        raise KubeError(f"`arenac harness finish` in the pod failed (exit {result.code}): {result.line()}")
 
 
 def _fetch(trial: _Trial) -> None:
     result = trial.pod().run(archive_argv(COLLECT_DIR), trial.bounds.exec_s)
     if result.code != 0:
-        raise TrialStepFailed(f"cannot fetch the run from the pod (exit {result.code}): {result.line()}")
+        raise KubeError(f"cannot fetch the run from the pod (exit {result.code}): {result.line()}")
     staging = Path(tempfile.mkdtemp(prefix="arenac-cluster-fetch-"))
     try:
         unpack_archive(result.stdout, staging)
@@ -510,7 +510,7 @@ def _fetch(trial: _Trial) -> None:
         try:
             pod_verdict = Verdict.model_validate_json((staging / "verdict.json").read_bytes())
         except (OSError, ValueError) as error:
-            raise TrialStepFailed(f"the run fetched from the pod has no readable verdict.json: {error}") from error
+            raise KubeError(f"the run fetched from the pod has no readable verdict.json: {error}") from error
         trial.record = trial.record.model_copy(update={"pod_verdict": PodVerdict(
             status=pod_verdict.status, reward=pod_verdict.reward)})
     finally:
