@@ -14,7 +14,8 @@ until the verdict is written (records.begin_run / finish_run). In order:
     next runner's cleanup removes);
  2. create both namespaces labelled with the trial id (namespaces.py);
  3. install the chart with only the runner's values (install.py: the time scale, and the chart's
-    fault-init Job off, as the episode fires its onsets itself) and wait for it, bounded;
+    fault-init Job off, as the episode fires its onsets itself) and wait for it, bounded; then the
+    chart's own load generator scaled to 0 (the episode runs the load; two would double it);
  4. apply the agent's RBAC (agent_access.py) and create the harness pod's objects (harness_pod.py:
     the substrate's credentials copied, a fresh broker token);
  5. wait for the pod's readiness, which is the handover (its probe is `harness status
@@ -77,7 +78,14 @@ from arenac.runner.kube.agent_access import (
     write_agent_kubeconfig,
 )
 from arenac.runner.kube.api import KubeError, connect, describe, k8s, server_of
-from arenac.runner.kube.install import Installer, RunnerValues, create_rendered, install_chart, uninstall
+from arenac.runner.kube.install import (
+    Installer,
+    InstallPlan,
+    RunnerValues,
+    create_rendered,
+    install_chart,
+    uninstall,
+)
 from arenac.runner.kube.names import TrialNamespaces, trial_namespaces
 from arenac.runner.kube.namespaces import create_trial_namespaces
 from arenac.runner.kube.records import TrialRecords
@@ -90,6 +98,7 @@ from arenac.runner.kube.streams import (
     archive_argv,
     unpack_archive,
 )
+from arenac.runner.kube.workloads import wait_ready
 from arenac.runner.options import ClusterTarget, EpisodeOptions, EpisodeResult
 from arenac.runner.records import begin_run, finish_run, record_infra_error, write_model
 from arenac.runner.state import StateDir
@@ -208,6 +217,7 @@ class ClusterRun(Model):
     broker_service: str = hp.SERVICE
     broker_port: int = hp.DEFAULT_PORT
     image: str | None = None
+    chart_load_generators_scaled_to_zero: tuple[str, ...] = ()  # the episode runs the load itself
     handed_over: bool = False
     agent_token_seconds: int | None = None  # the lifetime asked for (the token itself is never written)
     freeze: FreezeSummary | None = None
@@ -308,6 +318,8 @@ def _drive(trial: _Trial, owner: str) -> None:
         api, chart, names.application, names.harness, RunnerValues(time_scale=trial.scale, fault_init=False),
         timeout_s=bounds.install_s, poll_s=bounds.poll_s, plan_json=bundle.pinned["plan.json"],
         installer=trial.seams.installer))
+    quieted = trial.step("chart load off", lambda: _quiet_chart_load(trial, installed.plan))
+    trial.record = trial.record.model_copy(update={"chart_load_generators_scaled_to_zero": quieted})
     rbac = trial.step("agent rbac", lambda: apply_agent_rbac(api, bundle.rbac_bytes, names.application))
     image = _chart_harness_image(chart)
     trial.record = trial.record.model_copy(update={"image": image})
@@ -332,6 +344,23 @@ def _drive(trial: _Trial, owner: str) -> None:
     finish_s = bounds.finish_s(trial.phases, trial.scale)
     trial.step("finish", lambda: _finish(trial, finish_s))
     trial.step("fetch", lambda: _fetch(trial))
+
+
+def _quiet_chart_load(trial: _Trial, plan: InstallPlan) -> tuple[str, ...]:
+    """The chart's own load generator (a Deployment of the harness namespace running `harness
+    loadgen`) scaled to 0 and waited for: the pod's episode runs the plan's load itself, and two
+    generators would double it. A runner action with its own credentials, not a value: the chart has
+    no value that switches it off, and adding one changes every variant id (issue 13 item 2)."""
+    names = tuple(o.name for o in plan.objects if o.kind == "Deployment" and o.namespace == plan.harness
+                  and any(list(c.get("args") or [])[:2] == ["harness", "loadgen"]
+                          for c in o.body["spec"]["template"]["spec"]["containers"]))
+    apps = k8s().AppsV1Api(trial.api_client())
+    for name in names:
+        apps.patch_namespaced_deployment(name, plan.harness, {"spec": {"replicas": 0}},
+                                         _request_timeout=trial.bounds.exec_s)
+    if names:
+        wait_ready(trial.api_client(), (plan.harness,), timeout_s=trial.bounds.objects_s, poll_s=trial.bounds.poll_s)
+    return names
 
 
 def _check_stop(trial: _Trial) -> None:

@@ -62,7 +62,7 @@ BOUNDS = ClusterBounds(install_s=20, objects_s=10, start_margin_s=5, agent_margi
                        teardown_s=10, poll_s=0.05, status_every_s=0.1, manifest_floor_s=0)
 # the agent: it reads its kubeconfig (the agent's own log may hold its own token), then declares
 AGENT = 'cmd:grep -c "token: " "$KUBECONFIG"; declare_repair_complete'
-STEPS = ["connect", "register", "namespaces", "install", "agent rbac", "harness pod", "handover", "agent", "finish",
+STEPS = ["connect", "register", "namespaces", "install", "chart load off", "agent rbac", "harness pod", "handover", "agent", "finish",
          "fetch", "teardown"]
 
 
@@ -213,6 +213,11 @@ def test_a_trial_runs_in_order_and_leaves_nothing(cluster, api, records, bundle,
     namespace_deletes = [i for i, c in enumerate(calls) if c.startswith("DELETE /api/v1/namespaces/arenac-")
                          and c.count("/") == 4]
     assert first_ns < rbac < pod_post < ready_read < token < revoke < min(namespace_deletes)
+    # the chart's own load generator is scaled to 0 before the pod runs the plan's load: never twice
+    (scaled,) = [i for i, r in enumerate(cluster.requests()) if r.method == "PATCH"
+                 and r.path == f"/apis/apps/v1/namespaces/{NAMES.harness}/deployments/arenac-loadgen"]
+    assert cluster.requests()[scaled].body == {"spec": {"replicas": 0}} and scaled < pod_post
+    assert record["chart_load_generators_scaled_to_zero"] == ["arenac-loadgen"]
     # the agent: its kubeconfig held its token; its call reached the pod's broker with the pod's broker token
     assert [line.rstrip() for line in (run_dir / "agent.log").read_text().splitlines()] == [
         "1", "declare_repair_complete"]  # the count, then the stand-in broker's echo of its call
