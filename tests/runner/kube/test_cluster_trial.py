@@ -62,8 +62,8 @@ BOUNDS = ClusterBounds(install_s=20, objects_s=10, start_margin_s=5, agent_margi
                        teardown_s=10, poll_s=0.05, status_every_s=0.1, manifest_floor_s=0)
 # the agent: it reads its kubeconfig (the agent's own log may hold its own token), then declares
 AGENT = 'cmd:grep -c "token: " "$KUBECONFIG"; declare_repair_complete'
-STEPS = ["connect", "register", "namespaces", "install", "chart load off", "agent rbac", "harness pod", "handover", "agent", "finish",
-         "fetch", "teardown"]
+STEPS = ["connect", "register", "namespaces", "install", "chart load off", "agent rbac", "harness pod", "handover",
+         "agent", "finish", "fetch", "teardown"]
 
 
 def _status(phase: str, **fields) -> HarnessStatus:
