@@ -48,6 +48,11 @@ def _importable(module: str) -> bool:
         return False
 
 
+def importable(module: str) -> bool:
+    """Whether `module` can be imported (looked up, not imported): an optional extra's check."""
+    return _importable(module)
+
+
 def missing_local() -> list[str]:
     """The distributions of the `local` extra whose module cannot be imported, sorted."""
     return sorted(dist for dist, module in LOCAL_MODULES.items() if not _importable(module))

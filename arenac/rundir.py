@@ -32,7 +32,7 @@ QUALIFICATION_REPORT = "qualification.json"
 CAMPAIGN_DATABASE = "results.sqlite"  # arenac/campaign/store.py's
 CAMPAIGN_RECORD = "campaign.json"
 RUN_FILES = (INCOMPLETE, RUN_RECORD, "events.jsonl", "actions.jsonl", "agent.log", "live.json", "verdict.json",
-             "reward.json", "evidence")
+             "reward.json", "evidence", "cluster.json")
 
 
 def is_run_dir(path: Path) -> bool:

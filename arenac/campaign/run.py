@@ -36,7 +36,7 @@ from arenac.model.evidence import Timeline
 from arenac.model.verdict import Verdict
 from arenac.runner import resume, retry
 from arenac.runner.bundle import RunnableBundle
-from arenac.runner.options import EpisodeOptions, EpisodeResult, Isolation
+from arenac.runner.options import ClusterTarget, EpisodeOptions, EpisodeResult, Isolation
 from arenac.verify.evidence import EvidenceError, read_model
 
 SET_ASIDE_LABEL = "infra-error"
@@ -79,7 +79,7 @@ def plan_trials(agents: dict[str, str], bundles: Sequence[RunnableBundle], k: in
 
 def run_campaign(trials: Sequence[PlannedTrial], out: Path, store: CampaignStore, time_scale: float, jobs: int = 1,
                  retries: int = 1, stop: threading.Event | None = None, launch: retry.Launch | None = None,
-                 isolation: Isolation | None = None,
+                 isolation: Isolation | None = None, cluster: ClusterTarget | None = None,
                  on_start: Callable[[PlannedTrial], None] | None = None,
                  on_done: Callable[[PlannedTrial, TrialRow | None, bool], None] | None = None) -> CampaignOutcome:
     """Run `trials` (see the module's contract); `on_done(trial, row or None when left, reused)`."""
@@ -98,7 +98,8 @@ def run_campaign(trials: Sequence[PlannedTrial], out: Path, store: CampaignStore
             return _done(planned, _record(planned, recorded, out, store), True)
         if on_start is not None:
             on_start(planned)
-        options = EpisodeOptions(agent=planned.agent_spec, time_scale=time_scale, out=run_dir, isolation=isolation)
+        options = EpisodeOptions(agent=planned.agent_spec, time_scale=time_scale, out=run_dir, isolation=isolation,
+                                 cluster=cluster)
         attempts = retry.run_retrying(launch, planned.bundle, options, stop, retries, first=recorded,
                                       retryable=retry.infra_error, label=SET_ASIDE_LABEL)
         if attempts.result.status == "infra_error" and attempts.result.reason == "interrupted":

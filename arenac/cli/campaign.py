@@ -9,7 +9,9 @@ compiled into OUT/build first, their diagnostics printed as `arenac check` print
 a selector that selects no variant is a mistake at its line. Then the campaign runs
 (arenac/cli/campaign_run.py, imported only here: the runner's imports are heavy).
 
-Options on the command line override the file's (`--jobs`, `--time-scale`, `-k`).
+Options on the command line override the file's (`--jobs`, `--time-scale`, `-k`). The file's
+`backend = "kubernetes"` (with `kubeconfig`, relative to the file, and `context`) runs each trial
+on that cluster; its kubeconfig is loaded first, a mistake refused at its key, exit 2.
 """
 
 from __future__ import annotations
@@ -22,7 +24,14 @@ from pathlib import Path
 import click
 
 from arenac.cli.common import build_or_exit, compile_or_exit
-from arenac.cli.runner_options import OneLineUsageError, RunnerCommand, isolation, isolation_options
+from arenac.cli.runner_options import (
+    OneLineUsageError,
+    RunnerCommand,
+    cluster_problem,
+    cluster_target,
+    isolation,
+    isolation_options,
+)
 from arenac.extras import require_local
 from arenac.runner import preflight
 
@@ -70,9 +79,15 @@ def campaign(campaign_file, out, repeats, jobs, time_scale, sandbox, agent_netwo
     missing = [p for p in agent_dirs if not p.is_dir()]
     _refuse_lines([str(loaded.problem(("agent_ro",), f"{p.as_posix()}: no such directory")) for p in missing])
     confinement = isolation(sandbox, agent_network, (*agent_ro, *map(str, agent_dirs)))
+    kubeconfig = _relative_to(path.parent, spec.kubeconfig) if spec.kubeconfig is not None else None
+    cluster_refused = cluster_problem(spec.backend, kubeconfig, spec.context, file_keys=True)
+    if cluster_refused:  # said at the key it concerns (a local backend given a kubeconfig: at the backend)
+        key = "kubeconfig" if spec.backend == "kubernetes" and kubeconfig is not None else "backend"
+        _refuse_lines([str(loaded.problem((key,), cluster_refused))])
     from arenac.cli.campaign_run import campaign_command  # lazily: heavy
 
-    sys.exit(campaign_command(spec, bundle_dirs, out_dir, confinement))
+    sys.exit(campaign_command(spec, bundle_dirs, out_dir, confinement,
+                              cluster_target(spec.backend, kubeconfig, spec.context)))
 
 
 def _refuse_lines(lines: list[str]) -> None:

@@ -18,15 +18,16 @@ from arenac.campaign.stats import summarize
 from arenac.campaign.store import CampaignStore, StoreError, as_trial
 from arenac.model.campaign import CLASSES, CampaignRecord, CampaignSpec, TrialRow
 from arenac.runner.launch import Launcher, RunRefused, prepare, warn_capacity
-from arenac.runner.options import Isolation
+from arenac.runner.options import ClusterTarget, Isolation
 from arenac.runner.records import write_model
 
 EXIT_OK, EXIT_LEFT, EXIT_REFUSED = 0, 1, 3
 
 
-def campaign_command(spec: CampaignSpec, bundle_dirs: list[str], out: Path, isolation: Isolation) -> int:
+def campaign_command(spec: CampaignSpec, bundle_dirs: list[str], out: Path, isolation: Isolation,
+                     cluster: ClusterTarget | None = None) -> int:
     try:
-        bundles, stop = prepare(bundle_dirs, isolation)
+        bundles, stop = prepare(bundle_dirs, isolation, cluster=cluster)
         out.mkdir(parents=True, exist_ok=True)
         store = CampaignStore.open(out)
     except (RunRefused, StoreError) as error:
@@ -42,7 +43,7 @@ def campaign_command(spec: CampaignSpec, bundle_dirs: list[str], out: Path, isol
     try:
         with CampaignProgress(len(trials), spec.jobs, sys.stdout) as progress:
             outcome = run_campaign(trials, out, store, spec.time_scale, spec.jobs, spec.retries, stop, Launcher(),
-                                   isolation, on_start=progress.start, on_done=progress.done)
+                                   isolation, cluster, on_start=progress.start, on_done=progress.done)
         rows = store.rows()
     finally:
         store.close()

@@ -30,19 +30,21 @@ def run_exit_code(result: EpisodeResult) -> int:
     return {"failed": EXIT_FAILED, "void": EXIT_VOID}.get(result.status, EXIT_INFRA_ERROR)
 
 
-def run_command(bundle_dir: str, agent: str, time_scale: float, out: str | None, healthy: bool, isolation) -> int:
+def run_command(bundle_dir: str, agent: str, time_scale: float, out: str | None, healthy: bool, isolation,
+                cluster=None) -> int:
     problem = check_agent(agent)
     if problem:
         print(f"arenac: {problem}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        (bundle,), stop = prepare([bundle_dir], isolation)
+        (bundle,), stop = prepare([bundle_dir], isolation, cluster=cluster)
     except RunRefused as error:
         print(f"arenac: refusing to run: {error}", file=sys.stderr)
         return EXIT_REFUSED
     run_dir = Path(out or f"runs/{bundle.plan.variant}")
     result = run_one(bundle, EpisodeOptions(agent=agent, time_scale=time_scale, out=run_dir,
-                                            inject_faults=not healthy, isolation=isolation), stop)
+                                            inject_faults=not healthy, isolation=isolation, cluster=cluster),
+                     stop)
     why = f" ({result.reason})" if result.reason and result.status != "scored" else ""
     print(f"{bundle.plan.variant}: {result.status}{why}, reward {result.reward} (outcome {result.outcome}, "
           f"safe repair {result.safe_repair}), {result.wall_s:.1f} s -> {run_dir}")

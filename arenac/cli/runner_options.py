@@ -4,7 +4,11 @@ line, and the options of the agent's isolation (docs/security.md).
 Contract: `RunnerCommand` turns click's own refusals (a bad option value, a missing argument, a
 path that does not exist) into one line `arenac: ...` on stderr, exit 2, as `OneLineUsageError`
 does for the commands' own; `isolation_options` adds --sandbox, --agent-network and --agent-ro,
-and `isolation(...)` makes their `Isolation`. Light: the runner's options module only.
+and `isolation(...)` makes their `Isolation`; `backend_options` adds --backend, --kubeconfig and
+--context, `cluster_problem(...)` says in one line why they cannot run (the kubeconfig loaded,
+its context found: the Kubernetes client is imported only for `--backend kubernetes`), and
+`cluster_target(...)` makes their `ClusterTarget` (None: local). Light: the runner's options module
+only.
 """
 
 from __future__ import annotations
@@ -51,3 +55,55 @@ def isolation(sandbox, agent_network, agent_ro):
 
     return Isolation(sandbox=sandbox, agent_network=agent_network,
                      agent_ro=tuple(Path(p).resolve() for p in agent_ro))
+
+
+def backend_options(command):
+    """--backend, --kubeconfig, --context: where the trial runs (docs/kubernetes.md, "The runner's side
+    of a trial")."""
+    command = click.option("--context", default=None, metavar="NAME",
+                           help="The kubeconfig's context (default: its current one); --backend kubernetes "
+                                "only.")(command)
+    command = click.option("--kubeconfig", default=None, type=click.Path(dir_okay=False), metavar="PATH",
+                           help="The cluster's kubeconfig (default: $KUBECONFIG or ~/.kube/config); "
+                                "--backend kubernetes only.")(command)
+    return click.option("--backend", type=click.Choice(["local", "kubernetes"]), default="local", show_default=True,
+                        help="local: this machine's processes; kubernetes: one trial's namespaces on a "
+                             "cluster.")(command)
+
+
+def cluster_problem(backend: str, kubeconfig: Path | None, context: str | None, healthy: bool = False,
+                    file_keys: bool = False) -> str | None:
+    """Why these backend settings cannot run (one line), before anything starts; None when they can
+    (`file_keys`: said with a campaign file's keys rather than the command's options).
+    For the kubernetes backend the kubeconfig is loaded and its context found (a file that is not
+    YAML, a context it lacks: the file named), so that a mistake is a refusal, not an infra_error
+    minutes later. Imports the client only then."""
+    if backend != "kubernetes":
+        if kubeconfig is not None or context is not None:
+            return ("kubeconfig and context are for backend = \"kubernetes\"" if file_keys
+                    else "--kubeconfig and --context are for --backend kubernetes")
+        return None
+    if healthy:
+        return ("the healthy control runs on the local backend only: `arenac harness episode` on a cluster "
+                "always injects (docs/kubernetes.md)")
+    from arenac.extras import importable  # light: a module lookup, nothing imported
+
+    if not importable("kubernetes"):
+        named = "backend = kubernetes" if file_keys else "--backend kubernetes"
+        return f"{named} needs the Kubernetes client, which is not installed: pip install 'arenac[kubernetes]'"
+    from arenac.runner.kube.api import KubeError, connect  # lazily: only this backend needs it
+
+    try:
+        connect(kubeconfig, context).close()
+    except KubeError as error:
+        return str(error)
+    return None
+
+
+def cluster_target(backend: str, kubeconfig: Path | None, context: str | None):
+    """The `ClusterTarget` of these settings (after `cluster_problem` said none), or None for local."""
+    if backend != "kubernetes":
+        return None
+    from arenac.runner.options import ClusterTarget  # lazily, as isolation()
+
+    return ClusterTarget(kubeconfig=kubeconfig.resolve() if kubeconfig is not None else None, context=context)

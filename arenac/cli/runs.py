@@ -16,7 +16,14 @@ from pathlib import Path
 import click
 
 from arenac.cli.common import build_or_exit, compile_or_exit, refuse
-from arenac.cli.runner_options import RunnerCommand, isolation, isolation_options
+from arenac.cli.runner_options import (
+    RunnerCommand,
+    backend_options,
+    cluster_problem,
+    cluster_target,
+    isolation,
+    isolation_options,
+)
 from arenac.extras import require_local
 from arenac.runner import preflight  # light (no runner machinery): option types and refusals
 from arenac.runner.adversaries import STRATEGIES  # light: the suite's names and descriptions
@@ -29,20 +36,24 @@ from arenac.runner.adversaries import STRATEGIES  # light: the suite's names and
 @click.option("--time-scale", type=preflight.TimeScale(), default=1.0, show_default=True,
               help="Compress every duration (a finite number above 0).")
 @click.option("--out", default=None, help="Run directory (default: runs/<variant>); an earlier run there is replaced.")
-@click.option("--healthy", is_flag=True, help="Run without injecting the faults (the healthy control).")
+@click.option("--healthy", is_flag=True, help="Run without injecting the faults (the healthy control; local only).")
 @isolation_options
-def run(bundle, agent, time_scale, out, healthy, sandbox, agent_network, agent_ro):
-    """Run one episode of a compiled bundle on the local backend, and grade it.
+@backend_options
+def run(bundle, agent, time_scale, out, healthy, sandbox, agent_network, agent_ro, backend, kubeconfig, context):
+    """Run one episode of a compiled bundle, on this machine or on a cluster, and grade it.
 
     Exit 0: passed; 1: a scored failure; 4: void; 5: infra_error (docs/runner.md)."""
     require_local("run")  # the local extra first: one line, not an ImportError
     from arenac.cli.episodes import run_command  # lazily: the runner's imports are heavy (`run` only)
 
     run_dir = Path(out) if out else preflight.default_run_dir(bundle)
-    problem = preflight.run_out_problem(run_dir) if run_dir is not None else None
+    kubeconfig = Path(kubeconfig) if kubeconfig is not None else None
+    problem = (preflight.run_out_problem(run_dir) if run_dir is not None else None) or cluster_problem(
+        backend, kubeconfig, context, healthy)
     if problem:
         refuse(problem)
-    sys.exit(run_command(bundle, agent, time_scale, out, healthy, isolation(sandbox, agent_network, agent_ro)))
+    sys.exit(run_command(bundle, agent, time_scale, out, healthy, isolation(sandbox, agent_network, agent_ro),
+                         cluster_target(backend, kubeconfig, context)))
 
 
 @click.command(cls=RunnerCommand)

@@ -5,7 +5,8 @@ Contract (docs/campaign.md):
 - `CampaignSpec` is the file: `agents` (name -> what runs: `oracle`, `noop`, `adversary:NAME` or
   `cmd:PROGRAM ARGS`), `variants` (selectors, or bare paths: paths to bundles, build trees or specs, globs
   allowed, relative to the file, with optional filters by task, fault layer and access profile),
-  `k` trials of every agent on every variant, `jobs`, `time_scale`, `backend` (`local`), `retries`
+  `k` trials of every agent on every variant, `jobs`, `time_scale`, `backend` (`local`, or
+  `kubernetes` with `kubeconfig`, a path relative to the file, and `context`), `retries`
   (how many times a trial that ended in an infra_error runs again: infrastructure errors only) and
   `agent_ro` (directories a `cmd:` agent's program needs, bound read-only into its sandbox).
   Unknown keys are refused (base.Model), so a misspelt key is an error, not a default.
@@ -63,7 +64,12 @@ class CampaignSpec(Model):
     k: int = Field(default=1, ge=1, description="Trials of every agent on every variant")
     jobs: int = Field(default=1, ge=1, description="Trials run side by side")
     time_scale: float = Field(default=1.0, gt=0, allow_inf_nan=False, description="Compress every duration")
-    backend: Literal["local"] = "local"
+    backend: Literal["local", "kubernetes"] = Field(default="local", description="Where the trials run: local "
+                                                                                 "processes, or a cluster")
+    kubeconfig: str | None = Field(default=None, min_length=1, description="backend kubernetes: the cluster's "
+                                   "kubeconfig (default: $KUBECONFIG or ~/.kube/config); relative to the campaign file")
+    context: str | None = Field(default=None, min_length=1, description="backend kubernetes: the kubeconfig's "
+                                                                        "context (default: its current one)")
     retries: int = Field(default=1, ge=0, description="Times a trial that ended in an infra_error runs again")
     agent_ro: tuple[str, ...] = Field(default=(), description="Directories a cmd: agent needs, bound read-only; "
                                                               "relative to the campaign file")

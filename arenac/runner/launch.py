@@ -5,8 +5,9 @@ Contract:
 - `check_agent` and `check_strategies` return None or the one line saying why an `--agent` or an
   `--adversary` names nothing that can run; they start nothing.
 - `prepare` checks the sandbox, opens every bundle against its manifest, reaps what an earlier
-  runner left and arms the stop event (Ctrl-C or SIGTERM sets it; every episode then tears down
-  what it started). It raises `RunRefused` (the message after `refusing to run: `) before
+  runner left (with a `ClusterTarget`, also the namespaces of that cluster's trials whose runner
+  is gone: kube/records.py's `cleanup`) and arms the stop event (Ctrl-C or SIGTERM sets it; every
+  episode then tears down what it started). It raises `RunRefused` (the message after `refusing to run: `) before
   anything started; its warnings (no sandbox, not root, what it reaped) go to stderr.
 - `Launcher` runs one episode in a worker process bound to the kernel (worker.py, lifetime.py);
   `run_one` runs one under a progress display. `warn_capacity` warns, never refuses.
@@ -32,7 +33,7 @@ from arenac.runner.worker import run_in_worker
 from arenac.sandbox import SandboxUnavailable, probe
 
 if TYPE_CHECKING:
-    from arenac.runner.options import EpisodeOptions, EpisodeResult, Isolation
+    from arenac.runner.options import ClusterTarget, EpisodeOptions, EpisodeResult, Isolation
 
 
 class RunRefused(Exception):
@@ -84,9 +85,11 @@ def _check_sandbox(isolation: Isolation) -> None:
               "files and processes that file modes do not hide; verdicts record this", file=sys.stderr)
 
 
-def prepare(bundle_dirs: list[str], isolation: Isolation) -> tuple[list[RunnableBundle], threading.Event]:
-    """Open every bundle (refusing tampered ones), check the sandbox, reap leftovers, arm the signal
-    handlers. Returns (bundles, stop event); raises `RunRefused` before anything started."""
+def prepare(bundle_dirs: list[str], isolation: Isolation,
+            cluster: ClusterTarget | None = None) -> tuple[list[RunnableBundle], threading.Event]:
+    """Open every bundle (refusing tampered ones), check the sandbox, reap leftovers (the cluster's
+    too), arm the signal handlers. Returns (bundles, stop event); raises `RunRefused` before
+    anything started."""
     _check_sandbox(isolation)
     bundles = []
     for directory in bundle_dirs:
@@ -95,8 +98,28 @@ def prepare(bundle_dirs: list[str], isolation: Isolation) -> tuple[list[Runnable
         except BundleRefused as error:
             raise RunRefused(str(error)) from None
     _reap()
+    if cluster is not None:
+        _reap_cluster(cluster)
     _warn_isolation()
     return bundles, _stop_on_signals()
+
+
+def _reap_cluster(cluster: ClusterTarget) -> None:
+    """The namespaces an interrupted run left on this cluster (its trial's runner gone), deleted and
+    waited for; a cluster that cannot be reached or cleaned is a refusal (nothing started yet)."""
+    from arenac.runner.kube.api import KubeError, connect  # lazily: only a cluster's run needs it
+    from arenac.runner.kube.records import TrialRecords, cleanup
+
+    try:
+        api = connect(cluster.kubeconfig, cluster.context)
+        try:
+            lines = cleanup(api, TrialRecords.default())
+        finally:
+            api.close()
+    except KubeError as error:
+        raise RunRefused(f"the cleanup of earlier trials on the cluster failed: {error}") from None
+    for line in lines:
+        print(f"arenac: reaped what an earlier runner left on the cluster: {line}", file=sys.stderr)
 
 
 def run_one(bundle: RunnableBundle, options: EpisodeOptions, stop: threading.Event) -> EpisodeResult:

@@ -1,5 +1,6 @@
-"""What an episode is asked to do (`EpisodeOptions`, with the agent's `Isolation`) and what it
-returns (`EpisodeResult`): the types the CLI, qualification, the worker process and resume share.
+"""What an episode is asked to do (`EpisodeOptions`, with the agent's `Isolation` and, for a trial
+on a cluster, its `ClusterTarget`) and what it returns (`EpisodeResult`): the types the CLI,
+qualification, the campaign, the worker process and resume share.
 """
 
 from __future__ import annotations
@@ -18,6 +19,16 @@ class Isolation:
 
 
 @dataclass(frozen=True)
+class ClusterTarget:
+    """Which cluster a trial runs on (`--backend kubernetes`): a kubeconfig file (None: the client's
+    default, `$KUBECONFIG` or `~/.kube/config`) and one of its contexts (None: its current one).
+    Never a credential itself: the worker process connects with these (runner/kube/api.py)."""
+
+    kubeconfig: Path | None = None
+    context: str | None = None
+
+
+@dataclass(frozen=True)
 class EpisodeOptions:
     agent: str
     time_scale: float
@@ -29,6 +40,7 @@ class EpisodeOptions:
     # "process records (why no cgroup)" when they are bound only by state.py's records
     bound_by: str = "process records (in the runner's process)"
     cgroup: Path | None = None  # the episode's own cgroup, when it has one (its CPU use: headroom.py)
+    cluster: ClusterTarget | None = None  # None: the local backend; else the trial runs on that cluster
 
 
 @dataclass(frozen=True)

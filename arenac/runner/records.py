@@ -13,6 +13,9 @@ Contract (docs/evidence.md):
   run.json with the episode's wall time, fsyncs every file and directory of the run, then removes
   the marker. A crash anywhere in between
   leaves the directory marked incomplete, never a verdict that looks final over partial evidence.
+- `record_infra_error(run_dir, reason, time_scale)`: evidence/timeline.json ended as infra_error for
+  `reason` (the one there, else a new one), for an episode that could not end its own (a worker
+  that died; a trial on a cluster that failed); a write that fails is said on stderr.
 """
 
 from __future__ import annotations
@@ -20,12 +23,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 import threading
 from pathlib import Path
 
 from pydantic import BaseModel
 
 from arenac.core.serialize import dump_json, fsync_directory, write_atomic
+from arenac.model.evidence import Timeline
 from arenac.model.run import RunRecord
 from arenac.rundir import INCOMPLETE, RUN_FILES, RUN_RECORD, is_run_dir
 
@@ -117,3 +122,18 @@ def read_run_record(run_dir: Path) -> RunRecord | None:
         return RunRecord.model_validate_json((run_dir / RUN_RECORD).read_bytes())
     except (OSError, ValueError):
         return None
+
+
+def record_infra_error(run_dir: Path, reason: str, time_scale: float) -> None:
+    """The timeline of an episode that ended without its own: an infra_error for `reason`, whatever it
+    had reached (a worker that died, a trial on a cluster that failed before or after its run was
+    fetched)."""
+    path = run_dir / "evidence" / "timeline.json"
+    try:
+        timeline = Timeline.model_validate_json(path.read_bytes()).ended("infra_error", reason)
+    except (OSError, ValueError):  # none yet (the episode writes it last), or cut short
+        timeline = Timeline(time_scale=time_scale, status="infra_error", void_reason=reason, declared_s=None)
+    try:
+        write_model(path, timeline)
+    except OSError as error:  # e.g. the disk that failed the episode is full
+        print(f"arenac: could not record the infra_error in {path}: {error.strerror}", file=sys.stderr)

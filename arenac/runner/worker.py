@@ -4,7 +4,8 @@ Contract:
 - `run_in_worker(bundle_dir, options, stop, cgroups)` starts `python -m arenac.runner.worker`,
   moves it into a fresh episode cgroup (when `cgroups` is given) before it starts anything, then
   sends it a `WorkerRequest` on its standard input; the worker opens the bundle (with the same
-  checks as the runner's), runs the episode (episode.run_episode) and sends back its
+  checks as the runner's), runs the episode (trial.run_episode; with `options.cluster`, the trial
+  on that cluster: kube/cluster_trial.run_cluster_trial) and sends back its
   `EpisodeResult` on a pipe. The caller's `stop` (Ctrl-C, SIGTERM) reaches the worker as SIGTERM,
   and the worker tears its episode down as an in-process one would.
 - Whatever way the worker ends, its cgroup is killed and removed afterwards: a worker that died
@@ -27,11 +28,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, TypeAdapter
 
-from arenac.model.evidence import Timeline
 from arenac.runner.bundle import BundleRefused, open_bundle
 from arenac.runner.lifetime import RunnerCgroups
 from arenac.runner.options import EpisodeOptions, EpisodeResult
-from arenac.runner.records import write_model
+from arenac.runner.records import record_infra_error
 from arenac.runner.trial import run_episode
 from arenac.runner.watch import process_stopped
 
@@ -92,7 +92,7 @@ def run_in_worker(bundle_dir: Path, options: EpisodeOptions, stop: threading.Eve
                              else f"exit code {process.returncode}")
     print(f"arenac: the episode worker ended without a result ({how}): {options.out}", file=sys.stderr)
     reason = lost_result_reason(how, stop.is_set())
-    _record_infra_error(options.out, reason, options.time_scale)
+    record_infra_error(options.out, reason, options.time_scale)
     return EpisodeResult(options.out, "infra_error", 0, False, False, round(time.monotonic() - started, 2), reason)
 
 
@@ -102,19 +102,6 @@ def lost_result_reason(how: str, stopped: bool) -> str:
     before its episode can record the interruption itself), so that a resumed qualification or
     campaign runs it again (resume.py, retry.py); otherwise the worker's end, `how`."""
     return "interrupted" if stopped else f"the episode worker ended without a result ({how})"
-
-
-def _record_infra_error(run_dir: Path, reason: str, time_scale: float) -> None:
-    """The timeline of an episode whose worker died: an infra_error, whatever it had reached."""
-    path = run_dir / "evidence" / "timeline.json"
-    try:
-        timeline = Timeline.model_validate_json(path.read_bytes()).ended("infra_error", reason)
-    except (OSError, ValueError):  # none yet (the worker writes it last), or cut short
-        timeline = Timeline(time_scale=time_scale, status="infra_error", void_reason=reason, declared_s=None)
-    try:
-        write_model(path, timeline)
-    except OSError as error:  # e.g. the disk that failed the worker is full
-        print(f"arenac: could not record the infra_error in {path}: {error.strerror}", file=sys.stderr)
 
 
 def _wait(process: subprocess.Popen[bytes], stop: threading.Event) -> str:
@@ -158,7 +145,12 @@ def main(argv: list[str]) -> int:
     except BundleRefused as error:  # changed since the runner checked it
         print(f"arenac: refusing to run: {error}", file=sys.stderr)
         return 3
-    result = run_episode(bundle, request.options, stop)
+    if request.options.cluster is not None:  # the trial runs on a cluster; this process drives it
+        from arenac.runner.kube.cluster_trial import run_cluster_trial  # only a cluster's trial needs it
+
+        result = run_cluster_trial(bundle, request.options, stop)
+    else:
+        result = run_episode(bundle, request.options, stop)
     with os.fdopen(result_fd, "wb") as out:
         out.write(json.dumps(_RESULT.dump_python(result, mode="json")).encode())
     return 0

@@ -118,7 +118,8 @@ def test_the_schema_is_the_models_and_names_every_key(cli):
     assert result.exit_code == 0
     schema = json.loads(result.output)
     assert schema == json.loads(json.dumps(CampaignSpec.model_json_schema()))
-    assert set(schema["properties"]) == {"agents", "variants", "k", "jobs", "time_scale", "backend", "retries",
-                                         "agent_ro"}
+    assert set(schema["properties"]) == {"agents", "variants", "k", "jobs", "time_scale", "backend", "kubeconfig",
+                                         "context", "retries", "agent_ro"}
+    assert schema["properties"]["backend"]["enum"] == ["local", "kubernetes"]
     assert schema["additionalProperties"] is False
     assert json.loads(cli("schema").output)["title"] != schema["title"]  # plan.json's, by default

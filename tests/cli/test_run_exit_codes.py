@@ -27,7 +27,8 @@ def test_the_exit_code_says_what_the_run_was(tmp_path, status, reward, code):
 
 def _run(monkeypatch, tmp_path, verdict: Verdict | None, status: str, reward: int) -> int:
     plan = SimpleNamespace(variant="t-1234abcd")
-    monkeypatch.setattr(episodes, "prepare", lambda dirs, isolation: ([SimpleNamespace(plan=plan)], threading.Event()))
+    monkeypatch.setattr(episodes, "prepare",
+                        lambda dirs, isolation, cluster=None: ([SimpleNamespace(plan=plan)], threading.Event()))
 
     def run_one(bundle, options, stop):
         options.out.mkdir(parents=True)

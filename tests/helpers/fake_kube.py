@@ -158,22 +158,10 @@ class FakeKubeApi:
     def controller(self, delay_s: float = 0.05, stuck: dict[str, str] | None = None,
                    period_s: float = 0.02, lifetime_s: float = 60.0) -> Iterator[None]:
         """Workload controllers and a kubelet, while the `with` lasts (see the module's docstring)."""
-        stop = threading.Event()
         first_seen: dict[tuple[Any, str, str, int], float] = {}
-
-        def loop() -> None:
-            deadline = time.monotonic() + lifetime_s
-            while not stop.is_set() and time.monotonic() < deadline:
-                self.call(lambda: _reconcile(self.emulator, first_seen, delay_s, stuck or {}))
-                stop.wait(period_s)
-
-        thread = threading.Thread(target=loop, name="fake-kube-controller", daemon=True)
-        thread.start()
-        try:
+        with _ticking(self, lambda: _reconcile(self.emulator, first_seen, delay_s, stuck or {}),
+                      "fake-kube-controller", period_s, lifetime_s):
             yield
-        finally:
-            stop.set()
-            thread.join(timeout=10)
 
 
 def _issue_token(emulator: kmock.KubernetesEmulator) -> Callable[[kmock.Request], Any]:
@@ -320,3 +308,88 @@ def fake_kube_api() -> Iterator[FakeKubeApi]:
         thread.join(timeout=10)
         if thread.is_alive():
             raise RuntimeError("the fake Kubernetes API did not stop within 10 s")
+
+
+# ---- added for the runner's side of a trial (tests/runner/kube/test_cluster_trial.py) --------------
+# Appended, not woven in: each is switched on by the test that needs it, on a running fake.
+SECRETS = kmock.resource("", "v1", "secrets")
+
+
+def secrets_as_data(fake: FakeKubeApi) -> None:
+    """The API server's handling of a Secret's `stringData`: merged into `data`, base64-encoded, as
+    a created Secret is stored (the chart writes its credentials as stringData; the runner reads data)."""
+    import base64
+
+    def store(request: kmock.Request) -> Any:
+        body = request.data or {}
+        key = (SECRETS, request.namespace or (body.get("metadata") or {}).get("namespace"),
+               (body.get("metadata") or {}).get("name"))
+        string_data = body.get("stringData") or {}
+        if key in fake.emulator.objects and string_data:
+            fake.emulator.objects[key].patch({"data": {k: base64.b64encode(str(v).encode()).decode()
+                                                       for k, v in string_data.items()}})
+        raise NotImplementedError  # not an answer: the emulator's own POST answers (as _generation)
+    fake.call(lambda: fake.emulator["post", SECRETS] << store)
+
+
+@contextmanager
+def kubelet(fake: FakeKubeApi, *, ready: bool = True, phase: str = "Running", delay_s: float = 0.05,
+            period_s: float = 0.02, lifetime_s: float = 60.0) -> Iterator[None]:
+    """A stand-in for the kubelet of bare Pods (the harness pod), while the `with` lasts: each Pod
+    without a status is given `phase` (and the Ready condition when `ready`, as a passing readiness
+    probe does) `delay_s` after it was first seen. Pods that already have a status are left alone."""
+    first_seen: dict[tuple[str, str], float] = {}
+
+    def mark() -> None:
+        now = time.monotonic()
+        for (resource, namespace, name), obj in list(fake.emulator.objects.items()):
+            if resource != PODS or obj.deleted or namespace is None or (obj.raw.get("status") or {}).get("phase"):
+                continue
+            if now - first_seen.setdefault((namespace, name), now) < delay_s:
+                continue
+            containers = ((obj.raw.get("spec") or {}).get("containers") or [{"name": "main"}])
+            obj.patch({"status": {"phase": phase, "conditions": [
+                {"type": "Ready", "status": "True" if ready else "False"}],
+                "containerStatuses": [{"name": c["name"], "ready": ready, "restartCount": 0,
+                                       "image": c.get("image", ""), "imageID": "",
+                                       "state": {"running": {"startedAt": "2030-01-01T00:00:00Z"}}}
+                                      for c in containers]}})
+
+    with _ticking(fake, mark, "fake-kubelet", period_s, lifetime_s):
+        yield
+
+
+@contextmanager
+def _ticking(fake: FakeKubeApi, tick: Callable[[], None], name: str, period_s: float,
+             lifetime_s: float) -> Iterator[None]:
+    """`tick` on the server's loop every `period_s`, from a thread of its own, while the `with` lasts
+    (at most `lifetime_s`): the controller's and the kubelet's stand-ins."""
+    stop = threading.Event()
+
+    def loop() -> None:
+        deadline = time.monotonic() + lifetime_s
+        while not stop.is_set() and time.monotonic() < deadline:
+            fake.call(tick)
+            stop.wait(period_s)
+
+    thread = threading.Thread(target=loop, name=name, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+
+
+def fail_requests(fake: FakeKubeApi, method: str, resource: kmock.resource, status: int = 500,
+                  subresource: str | None = None) -> None:
+    """Every `method` request to `resource` (or its `subresource`) from now on answers `status`: an
+    API server that fails one kind of request mid-trial (fail_create(kind=...) is `"post"`)."""
+    def answer(_request: kmock.Request) -> Any:
+        return kmock.Response(status=status, payload={
+            "apiVersion": "v1", "kind": "Status", "status": "Failure", "code": status,
+            "reason": "InternalError", "message": "the fake API server fails this request on purpose"})
+    criteria: tuple[Any, ...] = (method, resource) if subresource is None else (
+        method, resource, kmock.subresource(subresource))
+    # .override: before the fake's own reactions (the TokenRequest's answers otherwise, registered first)
+    fake.call(lambda: fake.emulator[criteria].override << answer)

@@ -25,6 +25,12 @@ cluster"): what a trial creates on a cluster and how it is undone.
   `api_server_endpoints`, and `create_harness_pod` (in Helm's install order; `HarnessPodFailed`).
   Made by the runner, not the chart: a chart change would change every variant id. `install.uninstall`
   removes them with the rest.
+- `streams`: the runner's streams into the harness pod: a command by exec (`PodExec`), the agent's
+  route to the pod's broker (`BrokerRoutes`: a port-forward; `UnixRelay`, the unix socket the tool
+  clients call), and the graded run fetched as an archive.
+- `cluster_trial`: one trial on a cluster (`run_cluster_trial`, called by the worker for
+  `--backend kubernetes`): the pieces above composed around the harness pod, every failure an
+  infra_error with its namespaces uninstalled, `cluster.json` written into the run directory.
 
 Nothing here is on `arenac check`'s path: the CLI imports the runner only in its commands, and the
 `kubernetes` client itself is imported inside the functions that call it (`api.k8s()`), so that
