@@ -45,8 +45,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import urlsplit
 
-import yaml
-
 from arenac.model.evidence import Snapshot
 from arenac.runner.access import AgentAccess
 from arenac.runner.agents import AgentSpec
@@ -96,10 +94,7 @@ def in_cluster_api(kubeconfig: Path | None = None) -> ApiClient:
         # named here: the client reads $KUBECONFIG once, when it is first imported
         kubeconfig = Path(os.environ["KUBECONFIG"])
     if kubeconfig is not None:
-        try:
-            return connect(kubeconfig)
-        except yaml.YAMLError as error:  # a file that is not YAML: api.connect names only the client's own errors
-            raise KubeError(f"cannot use {kubeconfig}: not a kubeconfig ({type(error).__name__})") from error
+        return connect(kubeconfig)  # a file that is not a kubeconfig: KubeError naming the file and why
     # imported here: the client's import is heavy (api.py's k8s())
     import kubernetes.config
 
