@@ -253,12 +253,16 @@ class Snapshot(EvidenceModel):
     format 2; a format-1 snapshot has `grants` (the application role's table privileges) instead,
     which reads as the same items, so old runs still grade."""
 
-    omitted_when_empty: ClassVar[frozenset[str]] = frozenset({"t", "configmaps", "grants", "agent_restarts"})
+    omitted_when_empty: ClassVar[frozenset[str]] = frozenset({"t", "read_until", "configmaps", "grants",
+                                                               "agent_restarts"})
 
     # The substrate's own values (a config key, a datastore setting, a role's attribute, a Redis key)
     # are JSON as the runner read them: text, but a role's flags and limit, and whatever an older
     # runner wrote. The verifier compares them for equality and shows them as written.
     t: float | None = None
+    # plan seconds when its reads ended (absent in older runs): on a busy machine a snapshot takes
+    # seconds of plan time, and what the load did meanwhile (a deletion) may be in what it read
+    read_until: float | None = None
     config: dict[str, dict[str, JsonValue]]
     # workload -> what its ConfigMap holds (format 2)
     configmaps: dict[str, dict[str, str]] = Field(default_factory=dict)

@@ -31,6 +31,7 @@ from arenac.model.evidence import (
     HarnessChange,
     HarnessChanges,
     RecordedWindow,
+    Snapshot,
     Timeline,
 )
 from arenac.runner import harness_adapters as adapters
@@ -346,9 +347,15 @@ class Episode:
 
     def _snapshot(self, label: str) -> None:
         self.step = f"snapshot {label}"
-        snapshot = self.backend.snapshot(self.clock.now(), self.baseline_ids)
-        write_model(self.evidence / "snapshots" / f"{label}.json", snapshot)
+        write_model(self.evidence / "snapshots" / f"{label}.json", self._take_snapshot())
         self.log("snapshot", label=label)
+
+    def _take_snapshot(self) -> Snapshot:
+        """The backend's snapshot, stamped with when its reads ended as well as when they began: on
+        a busy machine they take seconds of plan time, and the client's deletions meanwhile may be
+        in what it read (verify/evidence.py `snapshot_read_until`)."""
+        snapshot = self.backend.snapshot(self.clock.now(), self.baseline_ids)
+        return snapshot.model_copy(update={"read_until": round(self.clock.now(), 3)})
 
     def _perform(self, actions, what: str) -> bool:
         index = None
@@ -374,8 +381,7 @@ class Episode:
         agent's own later change of one of them still shows (verify/scope.py)."""
         label = f"after_harness_{index + 1}"
         try:
-            write_model(self.evidence / "snapshots" / f"{label}.json",
-                        self.backend.snapshot(self.clock.now(), self.baseline_ids))
+            write_model(self.evidence / "snapshots" / f"{label}.json", self._take_snapshot())
         except Exception as error:  # the targets stay the harness's, as in a run without the snapshot
             self.log("harness_snapshot", label=label, ok=False, error=f"{type(error).__name__}: {error}")
             return

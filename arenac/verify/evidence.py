@@ -138,6 +138,13 @@ class Evidence:
             return timeline.declared_s if timeline.declared_s is not None else timeline.window_end_s
         return self.closing_mark(label)
 
+    def snapshot_read_until(self, label: str, snapshot: Snapshot) -> float | None:
+        """The latest moment whose doings the snapshot may hold: when its reads ended (older runs:
+        when it was taken). A client's deletion asked for up to then may be in what it read."""
+        if snapshot.read_until is not None:
+            return snapshot.read_until
+        return self.snapshot_time(label, snapshot)
+
     def closing_mark(self, label: str) -> float | None:
         """The end of the window a snapshot of this label closes (soak_end: the soak's; after_restart
         and after_retrigger: their re-check window's), None for the other labels or when the run has

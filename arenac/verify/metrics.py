@@ -183,8 +183,10 @@ class Measurer:
         state = snapshot.sequences.get(sequence)
         if state is None:
             return Measured(None, f"undefined: snapshot {label} has no sequence {sequence}")
-        # the client's deletions up to the moment the snapshot read the sequence
-        deleted = len(client_deletions(self.evidence, sequence.split(".")[0], taken))
+        # the client's deletions up to the moment the snapshot's reads ended
+        read_until = self.evidence.snapshot_read_until(label, snapshot)
+        deleted = len(client_deletions(self.evidence, sequence.split(".")[0],
+                                       read_until if read_until is not None else taken))
         gaps = max(0, state.gaps - deleted)
         excuse = f" beyond the {deleted} the client's deletions explain" if deleted else ""
         return Measured(float(state.duplicates + gaps),

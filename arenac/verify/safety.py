@@ -285,7 +285,7 @@ def _deleted_between(evidence: Evidence, target: Target, before: Snapshot, after
     baseline and soak_end snapshots (0 for any other target)."""
     if target.kind != "sequence":
         return 0
-    start, end = evidence.snapshot_time("baseline", before), evidence.snapshot_time("soak_end", after)
+    start, end = evidence.snapshot_time("baseline", before), evidence.snapshot_read_until("soak_end", after)
     if end is None:
         return 0
     return len(client_deletions(evidence, target.ref.split(".")[0], end, after_t=start))
@@ -325,7 +325,7 @@ def _invariant(check: Invariant, evidence: Evidence) -> Check:
     state = evidence.snapshot("soak_end").sequences.get(check.sequence)
     wanted = {"dense": "gaps", "unique": "duplicates"}
     end = evidence.snapshot("soak_end")
-    end_t = evidence.snapshot_time("soak_end", end)
+    end_t = evidence.snapshot_read_until("soak_end", end)
     # a seq whose row the client deleted is a legitimate hole: one gap excused per deleted row
     deleted = len(client_deletions(evidence, check.sequence.split(".")[0], end_t)) \
         if "dense" in check.properties and end_t is not None else 0

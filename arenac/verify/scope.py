@@ -148,6 +148,7 @@ def agent_changes(evidence: Evidence) -> list[Change]:
     for label in ("declaration", "soak_end"):
         end = evidence.snapshot(label)
         until = evidence.snapshot_time(label, end)
+        read_until = evidence.snapshot_read_until(label, end)
         last_by_harness: dict[str, HarnessChange] = {}  # target -> the harness's last change of it by then
         for change in evidence.harness_changes.changes:
             if until is None or change.t <= until:
@@ -155,7 +156,7 @@ def agent_changes(evidence: Evidence) -> list[Change]:
         for target, before, after in diff(start, end):
             if str(target) in found or str(target) in last_by_harness:
                 continue
-            if _the_clients_deletions(evidence, target, before, after, started, until):
+            if _the_clients_deletions(evidence, target, before, after, started, read_until):
                 continue
             found[str(target)] = (target, before, after)
         # a target the harness changed is the agent's when it is not as the harness left it, even

@@ -76,6 +76,8 @@ def test_switching_off_a_fault_to_be_left_on_fails_scope_though_it_recurs(tmp_pa
     assert "event(channel.read_consistency_strict)" in changes[0]["targets"]
     soak_end = json.loads((evidence / "snapshots" / "soak_end.json").read_text())
     assert soak_end["events"]["channel"] == ["read_consistency_strict"]  # the recurrence switched it on
+    # when its reads began and ended: the deletions meanwhile may be in them (verify/evidence.py)
+    assert soak_end["t"] <= soak_end["read_until"]
 
     events = [json.loads(line) for line in (run / "events.jsonl").read_text().splitlines()]
     assert {e["fault"] for e in events if e["event"] == "manifested"} == {"grant", "audit"}
