@@ -244,7 +244,8 @@ def test_episode_on_a_cluster_refuses_without_an_api_to_use(tmp_path: Path, toke
     monkeypatch.setenv("KUBECONFIG", str(tmp_path / "kubeconfig"))
     broken = _on_cluster(tmp_path, token, "--target-namespace", "app-1", "--credentials", str(credentials))
     assert broken.exit_code == 2 and len(broken.output.splitlines()) == 1
-    assert f"no Kubernetes API to use: cannot use {tmp_path / 'kubeconfig'}: not YAML (line 1, column 19)" in broken.output
+    assert (f"no Kubernetes API to use: cannot use {tmp_path / 'kubeconfig'}: not YAML (line 1, column 19)"
+            in broken.output)
     assert not (tmp_path / "ctl").exists()
 
 
