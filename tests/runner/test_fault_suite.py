@@ -23,6 +23,8 @@ SAMPLE = [
     Cell("worker", "kill", "challenges"),
     Cell("disk", "full", "warm-up"),
 ]
+OVERLOADED = "harness overloaded: "
+RETRIES = 2  # runs again after an overloaded attempt, as qualify does (arenac/runner/retry.py)
 REASON = {  # what the reason must name
     "postgres": "postgres", "redis": "redis", "loadgen": "loadgen", "worker": "worker", "disk": "space",
 }
@@ -41,8 +43,20 @@ def bundle(tmp_path_factory):
 
 @pytest.mark.parametrize("cell", SAMPLE, ids=lambda c: c.name)
 def test_a_failing_part_is_classified_right(cell, bundle, tmp_path):
-    result = run_cell(bundle, cell, tmp_path)
+    result = _run_cell_retrying(bundle, cell, tmp_path)
     assert result.status == expected(cell), result
     assert result.left_running == 0, result
     if cell.fault != "none":
         assert REASON[cell.part] in result.reason, result
+
+
+def _run_cell_retrying(bundle, cell, tmp_path):
+    """An attempt whose harness was overloaded measured the machine (seen on CI: the control at a
+    load generator start lag of 444 ms), not the part under test: it runs again in a fresh
+    directory, at most RETRIES times. Every other result stands, so a struck part that is
+    misclassified still fails the test."""
+    for attempt in range(RETRIES + 1):
+        result = run_cell(bundle, cell, tmp_path / f"attempt-{attempt}")
+        if not result.reason.startswith(OVERLOADED):
+            break
+    return result

@@ -65,7 +65,7 @@ def runs(tmp_path_factory):
         case = CASES[name]
         options = EpisodeOptions(agent=case["agent"], time_scale=SCALE, out=out / name,
                                  isolation=case.get("isolation", Isolation()))
-        return name, run_episode_retrying(bundle, options)
+        return name, run_episode_retrying(bundle, options, retries=2)  # two side by side
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         return {name: (result, out / name) for name, result in pool.map(one, CASES)}
