@@ -36,7 +36,7 @@ from arenac.model.evidence import Timeline
 from arenac.model.verdict import Verdict
 from arenac.runner import resume, retry
 from arenac.runner.bundle import RunnableBundle
-from arenac.runner.options import ClusterTarget, EpisodeOptions, EpisodeResult, Isolation
+from arenac.runner.options import ClusterTarget, EpisodeOptions, EpisodeResult, Isolation, backend_name
 from arenac.verify.evidence import EvidenceError, read_model
 
 SET_ASIDE_LABEL = "infra-error"
@@ -93,7 +93,8 @@ def run_campaign(trials: Sequence[PlannedTrial], out: Path, store: CampaignStore
         if stop.is_set():
             return _done(planned, None, False)
         run_dir = out / planned.run_dir
-        recorded = resume.recorded_result(run_dir, planned.bundle, planned.agent_spec, True, time_scale)
+        recorded = resume.recorded_result(run_dir, planned.bundle, planned.agent_spec, True, time_scale,
+                                          backend_name(cluster))
         if recorded is not None and not (retries and retry.infra_error(recorded)):
             return _done(planned, _record(planned, recorded, out, store), True)
         if on_start is not None:

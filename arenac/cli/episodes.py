@@ -66,19 +66,19 @@ def _failing(run_dir: Path) -> list[str]:
 
 def qualify_command(bundle_dirs: list[str], k: int, time_scale: float, out: str, jobs: int, isolation,
                     adversarial: bool = False, adversary_k: int = 1, strategies: tuple[str, ...] = (),
-                    retries: int = 1) -> int:
+                    retries: int = 1, cluster=None) -> int:
     problem = check_strategies(list(strategies)) if adversarial else None
     if problem:
         print(f"arenac: {problem}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        bundles, stop = prepare(bundle_dirs, isolation)
+        bundles, stop = prepare(bundle_dirs, isolation, cluster=cluster)
     except RunRefused as error:
         print(f"arenac: refusing to run: {error}", file=sys.stderr)
         return EXIT_REFUSED
     warn_capacity(jobs, Path(out))
     report = qualify(bundles, k, time_scale, Path(out), jobs, stop, progress_line, adversarial=adversarial,
                      adversary_k=adversary_k, strategies=list(strategies) or None, isolation=isolation,
-                     launch=Launcher(), retries=retries)
+                     launch=Launcher(), retries=retries, cluster=cluster)
     print_table(report)
     return EXIT_OK if report.ok else EXIT_FAILED

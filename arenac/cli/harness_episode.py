@@ -4,12 +4,13 @@ arenac/runner/external_agent.py's (the episode) and external_control.py's (statu
 request, collecting the run). Registered in the `harness` group (cli/harness.py).
 
   episode  BUNDLE --listen HOST:PORT --token-file FILE --run-dir DIR [--time-scale S]
-           [--target-namespace NS [--credentials DIR]]
+           [--target-namespace NS [--credentials DIR]] [--healthy]
            runs the episode in the foreground, then stays idle until SIGTERM or SIGINT. With
            --target-namespace, against the substrate a chart installed in NS on the cluster this
            runs in (the harness pod: runner/kube/pod_backend.py), the substrate's credentials
            mounted as files under --credentials ($ARENAC_CREDENTIALS); without, it starts the
-           substrate as local processes.
+           substrate as local processes. --healthy: the healthy control, no fault injected (on a
+           cluster the runner installed the chart without the faults' overlay: install.py).
            Exit 0 after a graded episode (whatever its trial status; or interrupted and graded),
            1 when the episode could not run or was not graded, 2 a mistake in the input.
   status   --run-dir DIR [--handed-over]
@@ -96,8 +97,10 @@ def _check_listen(host: str, port: int) -> None:
 @click.option("--credentials", type=click.Path(file_okay=False, path_type=Path), default="/etc/arenac/credentials",
               envvar="ARENAC_CREDENTIALS", show_default=True,
               help="With --target-namespace: the substrate's Secrets' keys, mounted as files.")
+@click.option("--healthy", is_flag=True,
+              help="The healthy control: inject no fault (on a cluster, the chart was installed without them).")
 def episode(bundle: Path, listen: tuple[str, int], token_file: Path, run_dir: Path, time_scale: float,
-            target_namespace: str | None, credentials: Path) -> None:
+            target_namespace: str | None, credentials: Path, healthy: bool) -> None:
     """Run one episode of BUNDLE for an external agent, then stay idle until SIGTERM."""
     from arenac.runner.bundle import BundleRefused, open_bundle
     from arenac.runner.external_control import Control, ControlError, process_alive
@@ -123,7 +126,7 @@ def episode(bundle: Path, listen: tuple[str, int], token_file: Path, run_dir: Pa
         _fail("episode", f"--run-dir {run_dir}: the episode of process {earlier.pid} runs there", EXIT_INPUT)
     _check_listen(*listen)
     (run_dir / "finish.request").unlink(missing_ok=True)  # an earlier episode's request is not this one's
-    _run(opened, control, listen, token, time_scale, cluster)
+    _run(opened, control, listen, token, time_scale, cluster, healthy)
 
 
 def _cluster_target(bundle, namespace: str, credentials: Path):
@@ -156,7 +159,8 @@ def _cluster_target(bundle, namespace: str, credentials: Path):
     return ClusterTarget(namespace=namespace, credentials=credentials, connect=in_cluster_api)
 
 
-def _run(bundle, control, listen: tuple[str, int], token: str, time_scale: float, cluster=None) -> None:
+def _run(bundle, control, listen: tuple[str, int], token: str, time_scale: float, cluster=None,
+         healthy: bool = False) -> None:
     from arenac.runner.external_agent import StatusBoard, run_external_episode
 
     stop, signalled = threading.Event(), threading.Event()
@@ -171,7 +175,8 @@ def _run(bundle, control, listen: tuple[str, int], token: str, time_scale: float
     board = StatusBoard(control)
     board.update("provisioning")
     try:
-        result = run_external_episode(bundle, control, board, listen, token, time_scale, stop, cluster=cluster)
+        result = run_external_episode(bundle, control, board, listen, token, time_scale, stop, cluster=cluster,
+                                      inject_faults=not healthy)
     except Exception as error:  # the harness's own failure: said in one line and in status.json
         reason = f"{type(error).__name__}: {error}"
         board.update("ended", reason=reason)

@@ -71,7 +71,7 @@ def backend_options(command):
                              "cluster.")(command)
 
 
-def cluster_problem(backend: str, kubeconfig: Path | None, context: str | None, healthy: bool = False,
+def cluster_problem(backend: str, kubeconfig: Path | None, context: str | None,
                     file_keys: bool = False) -> str | None:
     """Why these backend settings cannot run (one line), before anything starts; None when they can
     (`file_keys`: said with a campaign file's keys rather than the command's options).
@@ -83,9 +83,6 @@ def cluster_problem(backend: str, kubeconfig: Path | None, context: str | None, 
             return ("kubeconfig and context are for backend = \"kubernetes\"" if file_keys
                     else "--kubeconfig and --context are for --backend kubernetes")
         return None
-    if healthy:
-        return ("the healthy control runs on the local backend only: `arenac harness episode` on a cluster "
-                "always injects (docs/kubernetes.md)")
     from arenac.extras import importable  # light: a module lookup, nothing imported
 
     if not importable("kubernetes"):

@@ -36,7 +36,7 @@ from arenac.runner.adversaries import STRATEGIES  # light: the suite's names and
 @click.option("--time-scale", type=preflight.TimeScale(), default=1.0, show_default=True,
               help="Compress every duration (a finite number above 0).")
 @click.option("--out", default=None, help="Run directory (default: runs/<variant>); an earlier run there is replaced.")
-@click.option("--healthy", is_flag=True, help="Run without injecting the faults (the healthy control; local only).")
+@click.option("--healthy", is_flag=True, help="Run without injecting the faults (the healthy control).")
 @isolation_options
 @backend_options
 def run(bundle, agent, time_scale, out, healthy, sandbox, agent_network, agent_ro, backend, kubeconfig, context):
@@ -49,7 +49,7 @@ def run(bundle, agent, time_scale, out, healthy, sandbox, agent_network, agent_r
     run_dir = Path(out) if out else preflight.default_run_dir(bundle)
     kubeconfig = Path(kubeconfig) if kubeconfig is not None else None
     problem = (preflight.run_out_problem(run_dir) if run_dir is not None else None) or cluster_problem(
-        backend, kubeconfig, context, healthy)
+        backend, kubeconfig, context)
     if problem:
         refuse(problem)
     sys.exit(run_command(bundle, agent, time_scale, out, healthy, isolation(sandbox, agent_network, agent_ro),
@@ -73,12 +73,14 @@ def run(bundle, agent, time_scale, out, healthy, sandbox, agent_network, agent_r
 @click.option("--retries", type=click.IntRange(min=0), default=1, show_default=True,
               help="Times an episode whose harness was overloaded (infra_error) runs again.")
 @isolation_options
+@backend_options
 def qualify(paths, repeats, time_scale, out, jobs, adversarial, strategies, adversary_k, retries, sandbox,
-            agent_network, agent_ro):
+            agent_network, agent_ro, backend, kubeconfig, context):
     """Qualify variants: healthy control passes, no-op fails, oracle passes (each k times).
 
     With --adversarial, every strategy of the built-in suite must fail on every variant and the
-    fix-now control must pass; a variant with a passing adversary does not qualify.
+    fix-now control must pass; a variant with a passing adversary does not qualify. With --backend
+    kubernetes, every control is a trial on that cluster (not the adversarial suite).
 
     PATHS are specs (compiled first, into OUT/build) or compiled bundle directories."""
     require_local("qualify")  # the local extra first: one line, not an ImportError
@@ -86,12 +88,23 @@ def qualify(paths, repeats, time_scale, out, jobs, adversarial, strategies, adve
     from arenac.runner.launch import check_strategies
 
     adversarial = adversarial or bool(strategies)
-    problem = check_strategies(list(strategies)) or preflight.qualification_out_problem(Path(out))
+    kubeconfig = Path(kubeconfig) if kubeconfig is not None else None
+    problem = (check_strategies(list(strategies)) or preflight.qualification_out_problem(Path(out))
+               or _adversarial_on_cluster(adversarial, backend) or cluster_problem(backend, kubeconfig, context))
     if problem:  # before the specs are compiled into OUT/build
         refuse(problem)
     bundles = _bundles_for(paths, out)
     sys.exit(qualify_command(bundles, repeats, time_scale, out, jobs, isolation(sandbox, agent_network, agent_ro),
-                             adversarial, adversary_k, strategies, retries))
+                             adversarial, adversary_k, strategies, retries,
+                             cluster_target(backend, kubeconfig, context)))
+
+
+def _adversarial_on_cluster(adversarial: bool, backend: str) -> str | None:
+    if adversarial and backend == "kubernetes":
+        # most strategies attack what the local backend exposes (its processes, ports, files): on a
+        # cluster their defences are the cluster's, which no test here has seen (docs/kubernetes.md)
+        return "--adversarial runs on the local backend only: qualify on a cluster runs the three controls"
+    return None
 
 
 @click.command()

@@ -20,6 +20,9 @@ class RunRecord(Record):
     agent: str  # as given: oracle, noop, adversary:NAME, cmd:...
     inject_faults: bool  # False: the healthy control
     time_scale: float
+    # where it ran: a resumed qualification or campaign reuses a run only on the same backend
+    # ("local" in run directories written before it was recorded)
+    backend: Literal["local", "kubernetes"] = "local"
     wall_s: float | None = None  # real seconds the episode took; None until it finished
     # what the variant is, so a lone run directory can be reported on (arenac report) without its
     # bundle; None in run directories written before these were recorded

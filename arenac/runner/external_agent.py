@@ -131,9 +131,10 @@ def hand_over(doors: AgentAccess | None, spec: AgentSpec, log_path: Path, board:
 
 def run_external_episode(bundle: RunnableBundle, control: Control, board: StatusBoard, listen: tuple[str, int],
                          token: str, time_scale: float, stop: threading.Event,
-                         cluster: ClusterTarget | None = None) -> EpisodeResult:
+                         cluster: ClusterTarget | None = None, inject_faults: bool = True) -> EpisodeResult:
     """The one episode of `arenac harness episode`; status.json says `graded` when it returns with
-    a verdict (the caller writes `ended`). `cluster`: against the substrate a chart installed there."""
+    a verdict (the caller writes `ended`). `cluster`: against the substrate a chart installed there;
+    `inject_faults` False: the healthy control."""
     if cluster is None:
         bound_by = "process records (in the harness container's episode process)"
         make_backend: Callable[..., Backend] = partial(ExternalBackend, token=token, listen=listen, board=board)
@@ -142,7 +143,7 @@ def run_external_episode(bundle: RunnableBundle, control: Control, board: Status
 
         bound_by = f"the harness pod's episode process (substrate in namespace {cluster.namespace})"
         make_backend = partial(ClusterBackend, token=token, listen=listen, board=board, target=cluster)
-    options = EpisodeOptions(agent=EXTERNAL, time_scale=time_scale, out=control.run_dir,
+    options = EpisodeOptions(agent=EXTERNAL, time_scale=time_scale, out=control.run_dir, inject_faults=inject_faults,
                              isolation=Isolation(sandbox="none"), bound_by=bound_by)
     result = run_episode(bundle, options, stop, make_backend=make_backend)
     if (control.run_dir / "verdict.json").is_file():

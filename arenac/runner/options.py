@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,11 @@ class ClusterTarget:
 
     kubeconfig: Path | None = None
     context: str | None = None
+
+
+def backend_name(cluster: ClusterTarget | None) -> Literal["local", "kubernetes"]:
+    """The backend a trial with this target runs on, as run.json records it (model/run.py)."""
+    return "local" if cluster is None else "kubernetes"
 
 
 @dataclass(frozen=True)

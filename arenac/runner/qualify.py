@@ -57,7 +57,7 @@ from arenac.model.report import (
 from arenac.runner import adversaries as suite
 from arenac.runner import resume, retry
 from arenac.runner.bundle import RunnableBundle
-from arenac.runner.options import EpisodeOptions, EpisodeResult, Isolation
+from arenac.runner.options import ClusterTarget, EpisodeOptions, EpisodeResult, Isolation, backend_name
 from arenac.runner.records import write_model
 from arenac.runner.trial import run_episode
 from arenac.runner.void_advice import void_advice
@@ -153,10 +153,12 @@ def adversary_controls(strategies: list[str] | None = None) -> tuple[tuple[str, 
 def qualify(bundles: list[RunnableBundle], k: int, time_scale: float, out: Path, jobs: int = 1,
             stop: threading.Event | None = None, on_result=None, adversarial: bool = False,
             adversary_k: int = 1, strategies: list[str] | None = None, isolation: Isolation = DEFAULT_ISOLATION,
-            launch: retry.Launch | None = None, retries: int = 1) -> QualificationReport:
+            launch: retry.Launch | None = None, retries: int = 1,
+            cluster: ClusterTarget | None = None) -> QualificationReport:
     """Run the controls (and the suite); `launch` runs one episode (in this process by default; the
     CLI runs each in a worker process of its own, bound to the kernel: worker.py); an episode whose
-    harness was overloaded runs again, up to `retries` times (retry.py)."""
+    harness was overloaded runs again, up to `retries` times (retry.py); `cluster`: each episode a
+    trial on that cluster (kube/cluster_trial.py), the healthy control included."""
     launch = launch or run_episode  # looked up now, not at import: tests replace run_episode
     stop = stop or threading.Event()
     healthy_of: dict[str, RunnableBundle] = {}  # healthy key -> the bundle whose healthy runs are shared
@@ -172,7 +174,7 @@ def qualify(bundles: list[RunnableBundle], k: int, time_scale: float, out: Path,
         if stop.is_set():  # interrupted: the episodes not yet started are not started at all
             return ControlRun(bundle, name, index, EpisodeResult(run_dir, "infra_error", 0, False, False, 0.0,
                                                                  "interrupted before it started"))
-        recorded = resume.recorded_result(run_dir, bundle, agent, inject, time_scale)
+        recorded = resume.recorded_result(run_dir, bundle, agent, inject, time_scale, backend_name(cluster))
         if recorded is not None and not (retries and retry.overloaded(recorded)):
             # this very episode, complete, from an earlier qualification (resume.py)
             run = ControlRun(bundle, name, index, recorded, reused=True)
@@ -180,7 +182,7 @@ def qualify(bundles: list[RunnableBundle], k: int, time_scale: float, out: Path,
                 on_result(run)
             return run
         options = EpisodeOptions(agent=agent, time_scale=time_scale, out=run_dir, inject_faults=inject,
-                                 isolation=isolation)
+                                 isolation=isolation, cluster=cluster)
         attempts = retry.run_retrying(launch, bundle, options, stop, retries, first=recorded)
         run = ControlRun(bundle, name, index, attempts.result, earlier=attempts.earlier)
         if on_result is not None:

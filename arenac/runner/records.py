@@ -33,6 +33,7 @@ from arenac.core.serialize import dump_json, fsync_directory, write_atomic
 from arenac.model.evidence import Timeline
 from arenac.model.run import RunRecord
 from arenac.rundir import INCOMPLETE, RUN_FILES, RUN_RECORD, is_run_dir
+from arenac.runner.options import backend_name
 
 
 class EventLog:
@@ -85,7 +86,8 @@ def begin_run(out: Path, bundle, options) -> RunRecord:
             entry.unlink()
     record = RunRecord(task=bundle.plan.task, variant=bundle.plan.variant, bundle_digest=bundle.bundle_digest,
                        agent=options.agent, inject_faults=options.inject_faults, time_scale=options.time_scale,
-                       substrate=bundle.plan.substrate, access=bundle.plan.access.name,
+                       backend=backend_name(options.cluster), substrate=bundle.plan.substrate,
+                       access=bundle.plan.access.name,
                        faults={fault.name: fault.layer for fault in bundle.plan.faults})
     write_model(out / RUN_RECORD, record)
     return record

@@ -2,13 +2,14 @@
 for it; every other one is run again.
 
 Contract:
-- `decide(run_dir, bundle, agent, inject_faults, time_scale) -> Decision`. `Decision.result` is the
+- `decide(run_dir, bundle, agent, inject_faults, time_scale, backend) -> Decision`. `Decision.result` is the
   recorded `EpisodeResult` when, and only when, all of these hold:
   * complete: no INCOMPLETE marker (rundir.py), and run.json, evidence/timeline.json, verdict.json
     and reward.json are all there and of their documented shapes, run.json with its wall time;
   * the same episode: run.json names this bundle (its variant id and its bundle digest, so a
     recompiled bundle that changed anything is run again), this agent, the same fault injection
-    (the healthy control injects none) and the same time scale; the verdict names the variant;
+    (the healthy control injects none), the same time scale and the same backend (`local` or
+    `kubernetes`: a cluster's run does not stand for a local one); the verdict names the variant;
   * consistent: the verdict's status is the timeline's, and reward.json agrees with the verdict;
   * not interrupted: a run that ended as infra_error with the reason "interrupted" (Ctrl-C or
     SIGTERM stopped it) is run again; any other recorded result, infra_error included, stands.
@@ -39,7 +40,8 @@ class Decision:
     reason: str  # why (for a reuse: "complete")
 
 
-def decide(run_dir: Path, bundle, agent: str, inject_faults: bool, time_scale: float) -> Decision:
+def decide(run_dir: Path, bundle, agent: str, inject_faults: bool, time_scale: float,
+           backend: str = "local") -> Decision:
     def again(reason: str) -> Decision:
         return Decision(None, reason)
 
@@ -52,7 +54,7 @@ def decide(run_dir: Path, bundle, agent: str, inject_faults: bool, time_scale: f
     if record is None:
         return again("no readable run.json")
     expected = {"variant": bundle.plan.variant, "bundle_digest": bundle.bundle_digest, "agent": agent,
-                "inject_faults": inject_faults, "time_scale": time_scale}
+                "inject_faults": inject_faults, "time_scale": time_scale, "backend": backend}
     for field, value in expected.items():
         if getattr(record, field) != value:
             return again(f"run.json records {field} {getattr(record, field)!r}, this episode has {value!r}")
@@ -76,6 +78,7 @@ def decide(run_dir: Path, bundle, agent: str, inject_faults: bool, time_scale: f
                                   record.wall_s, timeline.void_reason or ""), "complete")
 
 
-def recorded_result(run_dir: Path, bundle, agent: str, inject_faults: bool, time_scale: float) -> EpisodeResult | None:
+def recorded_result(run_dir: Path, bundle, agent: str, inject_faults: bool, time_scale: float,
+                    backend: str = "local") -> EpisodeResult | None:
     """The result to reuse for this episode, or None: run it (see `decide`)."""
-    return decide(run_dir, bundle, agent, inject_faults, time_scale).result
+    return decide(run_dir, bundle, agent, inject_faults, time_scale, backend).result

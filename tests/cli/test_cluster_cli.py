@@ -93,14 +93,16 @@ def test_cluster_settings_without_the_kubernetes_backend_are_refused(cli, bundle
               "--kubeconfig and --context are for --backend kubernetes")
 
 
-def test_the_healthy_control_is_refused_on_a_cluster(cli, bundle, tmp_path) -> None:
-    _one_line(_run(cli, bundle, tmp_path, "--backend", "kubernetes", "--kubeconfig", str(_kubeconfig(tmp_path)),
-                   "--healthy"), "the healthy control runs on the local backend only")
-
-
-def test_qualify_has_no_backend_option(cli, bundle, tmp_path) -> None:
-    result = cli("qualify", bundle, "--backend", "kubernetes", "--out", str(tmp_path / "q"))
-    _one_line(result, "No such option '--backend'")
+def test_qualify_on_a_cluster_refuses_the_adversarial_suite_and_a_bad_kubeconfig(cli, bundle, tmp_path) -> None:
+    path = _kubeconfig(tmp_path)
+    for extra in (["--adversarial"], ["--adversary", "declare-now"]):
+        result = cli("qualify", bundle, "--backend", "kubernetes", "--kubeconfig", str(path),
+                     "--out", str(tmp_path / "q"), *extra)
+        _one_line(result, "--adversarial runs on the local backend only")
+    result = cli("qualify", bundle, "--backend", "kubernetes", "--kubeconfig", str(tmp_path / "absent.yaml"),
+                 "--out", str(tmp_path / "q"))
+    _one_line(result, f"cannot use {tmp_path / 'absent.yaml'}: No such file or directory")
+    assert not (tmp_path / "q").exists()
 
 
 # ---- arenac run: the settings reach the trial --------------------------------------------------------
@@ -134,6 +136,37 @@ def test_the_flags_reach_the_trials_options(cli, bundle, tmp_path, recorder) -> 
 def test_the_local_backend_is_the_default(cli, bundle, tmp_path, recorder) -> None:
     assert _run(cli, bundle, tmp_path).exit_code == 5
     assert recorder["options"].cluster is None and recorder["prepared_with"] is None
+
+
+def test_the_healthy_control_runs_on_a_cluster(cli, bundle, tmp_path, recorder) -> None:
+    path = _kubeconfig(tmp_path)
+    assert _run(cli, bundle, tmp_path, "--backend", "kubernetes", "--kubeconfig", str(path), "--healthy").exit_code == 5
+    assert recorder["options"].cluster == ClusterTarget(kubeconfig=path.resolve())
+    assert recorder["options"].inject_faults is False
+
+
+def test_qualify_on_a_cluster_runs_every_control_there(cli, bundle, tmp_path, monkeypatch) -> None:
+    seen: dict = {}
+
+    def prepare_(dirs, isolation, cluster=None):
+        seen["prepared_with"] = cluster
+        return [], threading.Event()
+
+    def qualify_(bundles, k, time_scale, out, jobs, stop, on_result, **keywords):
+        seen.update(keywords)
+        return SimpleNamespace(ok=True)
+
+    monkeypatch.setattr(episodes, "prepare", prepare_)
+    monkeypatch.setattr(episodes, "qualify", qualify_)
+    monkeypatch.setattr(episodes, "print_table", lambda _report: None)
+    path = _kubeconfig(tmp_path)
+    result = cli("qualify", bundle, "--backend", "kubernetes", "--kubeconfig", str(path), "--context", "other",
+                 "--out", str(tmp_path / "q"))
+    assert result.exit_code == 0, result.output
+    target = ClusterTarget(kubeconfig=path.resolve(), context="other")
+    assert seen["cluster"] == target and seen["prepared_with"] == target
+    assert cli("qualify", bundle, "--out", str(tmp_path / "q2")).exit_code == 0
+    assert seen["cluster"] is None and seen["prepared_with"] is None
 
 
 # ---- campaign files -----------------------------------------------------------------------------------

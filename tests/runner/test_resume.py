@@ -19,7 +19,7 @@ import pytest
 
 from arenac.rundir import INCOMPLETE
 from arenac.runner.bundle import open_bundle
-from arenac.runner.options import EpisodeOptions
+from arenac.runner.options import ClusterTarget, EpisodeOptions
 from arenac.runner.records import begin_run, finish_run
 from arenac.runner.resume import decide
 from arenac.verify import grade, write_results
@@ -36,12 +36,13 @@ def bundle():
 
 
 def make_run(root: Path, bundle, agent: str = "noop", inject: bool = True, time_scale: float = 0.1,
-             status: str = "scored", reason: str | None = None) -> Path:
+             status: str = "scored", reason: str | None = None, cluster: ClusterTarget | None = None) -> Path:
     """A complete run directory of BUNDLE, written in run_episode's order."""
     recorded = RecordedRun(root, time_scale=time_scale)
     recorded.task, recorded.variant = bundle.plan.task, bundle.plan.variant
     record = begin_run(recorded.run_dir, bundle, EpisodeOptions(agent=agent, time_scale=time_scale,
-                                                                out=recorded.run_dir, inject_faults=inject))
+                                                                out=recorded.run_dir, inject_faults=inject,
+                                                                cluster=cluster))
     recorded.timeline.update(status=status, void_reason=reason)
     recorded.write()
     write_results(recorded.run_dir, grade(recorded.run_dir / "evidence"))
@@ -103,6 +104,22 @@ def test_a_run_of_another_episode_is_run_again(tmp_path, bundle, agent, inject, 
     run_dir = make_run(tmp_path, bundle)
     decision = decide(run_dir, bundle, agent, inject, time_scale)
     assert decision.result is None and why in decision.reason
+
+
+def test_a_run_on_another_backend_is_run_again(tmp_path, bundle):
+    local = make_run(tmp_path / "local", bundle)
+    assert json.loads((local / "run.json").read_text())["backend"] == "local"
+    assert decide(local, bundle, "noop", True, 0.1, "local").result is not None
+    decision = decide(local, bundle, "noop", True, 0.1, "kubernetes")
+    assert decision.result is None and "backend 'local'" in decision.reason, decision.reason
+    # a cluster's run stands for a cluster's episode only
+    on_cluster = make_run(tmp_path / "cluster", bundle, cluster=ClusterTarget(context="kind-arenac"))
+    assert decide(on_cluster, bundle, "noop", True, 0.1, "kubernetes").result is not None
+    assert decide(on_cluster, bundle, "noop", True, 0.1).result is None
+    # run.json of an earlier version names no backend: it was local
+    earlier = {k: v for k, v in json.loads((local / "run.json").read_text()).items() if k != "backend"}
+    (local / "run.json").write_text(json.dumps(earlier))
+    assert decide(local, bundle, "noop", True, 0.1).result is not None
 
 
 # ---- live: a real episode, then a qualification that resumes over copies of it ------------------

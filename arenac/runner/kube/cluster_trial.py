@@ -315,7 +315,8 @@ def _drive(trial: _Trial, owner: str) -> None:
     chart = bundle.directory / "chart"
     trial.step("namespaces", lambda: create_trial_namespaces(api, names.trial, owner))
     installed = trial.step("install", lambda: install_chart(
-        api, chart, names.application, names.harness, RunnerValues(time_scale=trial.scale, fault_init=False),
+        api, chart, names.application, names.harness,
+        RunnerValues(time_scale=trial.scale, fault_init=False, healthy=not trial.options.inject_faults),
         timeout_s=bounds.install_s, poll_s=bounds.poll_s, plan_json=bundle.pinned["plan.json"],
         installer=trial.seams.installer))
     quieted = trial.step("chart load off", lambda: _quiet_chart_load(trial, installed.plan))
@@ -331,7 +332,7 @@ def _drive(trial: _Trial, owner: str) -> None:
         spec = hp.HarnessPodSpec(bundle=bundle, names=names, install=installed.plan,
                                  image=image, time_scale=trial.scale, credentials=credentials,
                                  api_server=hp.api_server_endpoints(api), broker_token=trial.broker_token,
-                                 deadline_s=_pod_deadline_s(trial))
+                                 deadline_s=_pod_deadline_s(trial), healthy=not trial.options.inject_faults)
         made = hp.harness_pod_objects(spec)
         hp.create_harness_pod(api, made, timeout_s=bounds.objects_s)
         return made

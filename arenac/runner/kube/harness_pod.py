@@ -201,6 +201,7 @@ class HarnessPodSpec:
     port: int = DEFAULT_PORT
     resources: HarnessResources = HarnessResources()
     deadline_s: int | None = None  # the pod's activeDeadlineSeconds: the trial's bound, when given
+    healthy: bool = False  # the healthy control: the install left the faults out, the episode injects none
 
 
 @dataclass(frozen=True)
@@ -405,7 +406,8 @@ def _pod(spec: HarnessPodSpec, meta_labels: dict[str, str], files: Sequence[_Fil
         # the episode's cluster backend (pod_backend.py), against the substrate in the application namespace
         "args": ["harness", "episode", BUNDLE_DIR, "--listen", f"0.0.0.0:{spec.port}", "--token-file", TOKEN_FILE,
                  "--run-dir", RUN_DIR, "--time-scale", repr(float(spec.time_scale)),
-                 "--target-namespace", spec.names.application, "--credentials", CREDENTIALS_DIR],
+                 "--target-namespace", spec.names.application, "--credentials", CREDENTIALS_DIR,
+                 *(["--healthy"] if spec.healthy else [])],
         "env": [{"name": "ARENAC_CREDENTIALS", "value": CREDENTIALS_DIR},
                 {"name": "HOME", "value": "/tmp"}, {"name": "TMPDIR", "value": "/tmp"}],
         "ports": [{"name": "broker", "containerPort": spec.port, "protocol": "TCP"}],

@@ -23,10 +23,20 @@ Contract:
 - `RunnerValues` are the only values the runner overrides (issue 13: what the runner owns): the
   harness namespace (`harness.namespace`), the time scale (`harness.timeScale` and the substrate
   subchart's `timeScale`), the images (`harness.image`, the substrate's `image.repository`) and
-  whether the chart's fault-init Job runs (`harness.faultInit.enabled`). `runner_values(chart_dir,
+  whether the chart's fault-init Job runs (`harness.faultInit.enabled`); and whether the install
+  is the healthy control (`healthy`, below). `runner_values(chart_dir,
   harness_namespace, values)` is those values as Helm values; a path the chart's `values.yaml`
   (or its substrate subchart's, the subchart named by `harness.substrate`) does not have raises
   `KubeError` rather than being silently added.
+- The healthy control (`healthy`) installs what the local backend's healthy control runs
+  (substrate/spine/local_config.py: the subchart alone, with the task's healthy settings,
+  `chart/healthy-values.yaml`, when it has any): the chart is rendered from a copy whose values for
+  the substrate subchart are those settings alone, the faults' overlay left out (`InstallPlan.healthy`
+  says so). Not by overriding values: Helm's coalescing cannot take a key out of a parent chart's
+  values for a subchart (a null is kept as a null value when the subchart has no default, and
+  removes a whole mapping with its defaults). Rendered, the substrate's objects are the local
+  healthy control's, byte for byte (tests/runner/kube/test_healthy_install.py, every bundle of
+  tasks/). The rest of the chart (the harness's objects, the RBAC) is the same either way.
 - `install_plan(chart_dir, application, harness, values, plan_json)` renders the chart (release
   `arenac`, `.Release.Namespace` the application namespace) and places each object: in its own
   `metadata.namespace` or, without one, the application namespace. Refused with `KubeError`, before
@@ -58,8 +68,11 @@ Contract:
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -67,6 +80,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from arenac.k8s.helm import HelmRenderError, render_chart
+from arenac.model.plan import HEALTHY_VALUES
 from arenac.runner.kube.api import KubeError, describe, k8s, status_of
 from arenac.runner.kube.namespaces import delete_namespaces
 from arenac.runner.kube.workloads import REQUEST_TIMEOUT_S, InstallTimeout, Ready, wait_ready
@@ -151,6 +165,7 @@ class RunnerValues:
     harness_image: str | None = None
     substrate_image_repository: str | None = None
     fault_init: bool | None = None
+    healthy: bool = False  # the healthy control: the substrate without the faults' overlay
 
 
 @dataclass(frozen=True)
@@ -172,6 +187,7 @@ class InstallPlan:
     harness: str
     values: dict[str, Any]  # the overrides given to Helm, coalesced over the chart's values
     objects: tuple[PlacedObject, ...]  # in install order
+    healthy: bool = False  # rendered from the chart with the substrate's overlay replaced (the healthy control)
 
 
 @dataclass(frozen=True)
@@ -230,11 +246,31 @@ def runner_values(chart_dir: Path, harness_namespace: str, values: RunnerValues)
     return overrides
 
 
+@contextmanager
+def _healthy_chart(chart_dir: Path) -> Iterator[Path]:
+    """A copy of the chart whose values for the substrate subchart are the task's healthy settings
+    alone (see the module's contract), removed on exit."""
+    chart_values = _values_yaml(chart_dir / "values.yaml")
+    substrate = chart_values["harness"]["substrate"]  # runner_values checked it is there
+    healthy_file = chart_dir.parent / HEALTHY_VALUES
+    chart_values[substrate] = _values_yaml(healthy_file) if healthy_file.is_file() else {}
+    with tempfile.TemporaryDirectory(prefix="arenac-healthy-chart-") as scratch:
+        copy = Path(scratch) / chart_dir.name
+        shutil.copytree(chart_dir, copy, symlinks=False)
+        (copy / "values.yaml").write_text(yaml.safe_dump(chart_values, sort_keys=True), encoding="utf-8")
+        yield copy
+
+
 def install_plan(chart_dir: Path, application: str, harness: str, values: RunnerValues | None = None,
                  plan_json: bytes | None = None) -> InstallPlan:
-    overrides = runner_values(chart_dir, harness, values or RunnerValues())
+    values = values or RunnerValues()
+    overrides = runner_values(chart_dir, harness, values)
     try:
-        rendered = render_chart(chart_dir, overrides, release=RELEASE, namespace=application)
+        if values.healthy:
+            with _healthy_chart(chart_dir) as healthy_chart:
+                rendered = render_chart(healthy_chart, overrides, release=RELEASE, namespace=application)
+        else:
+            rendered = render_chart(chart_dir, overrides, release=RELEASE, namespace=application)
     except HelmRenderError as error:
         raise KubeError(f"cannot render the chart: {error.message}") from error
     if plan_json is not None:
@@ -244,7 +280,7 @@ def install_plan(chart_dir: Path, application: str, harness: str, values: Runner
         raise KubeError("the chart is not installed, nothing was created: " + "; ".join(refused))
     placed = [_place(obj, application) for obj in rendered]
     ordered = sorted(placed, key=lambda o: (_order(o.kind, INSTALL_ORDER), o.namespace, o.name))
-    return InstallPlan(RELEASE, application, harness, overrides, tuple(ordered))
+    return InstallPlan(RELEASE, application, harness, overrides, tuple(ordered), values.healthy)
 
 
 def create_rendered(api: ApiClient, plan: InstallPlan, timeout_s: float) -> tuple[str, ...]:

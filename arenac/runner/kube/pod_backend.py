@@ -10,8 +10,9 @@ API, the bounds):
   (the Services by DNS name in NS, the credentials read from the mounted directory, one file per
   key), once `wait_substrate` saw every component's pod Ready and every Service's TCP port
   accepting, within `ready_timeout_s` (at most 300 s); past it `SubstrateNotReady` (a `KubeError`)
-  names what is not ready. The faults' chart part is the install's (the runner chose the values):
-  `healthy` cannot be honoured here and raises `KubeError`.
+  names what is not ready. The faults' chart part is the install's: for the healthy control
+  (`healthy`) the runner installed the chart without the faults' overlay (install.py
+  `RunnerValues.healthy`), so here it changes nothing; the episode injects no fault.
 - `pids()` is {}: no substrate process runs in this pod.
 - `start_load` runs the local backend's load generator (local_load.py) in this pod, against the
   gateway's Service; its process is recorded in the state directory as the local backend's is.
@@ -165,9 +166,7 @@ class ClusterBackend:
         self.doors: AgentAccess | None = None
 
     def provision(self, healthy: bool) -> HarnessIO:
-        if healthy:
-            raise KubeError("the healthy control on a cluster is the runner's install without the faults' values: "
-                            "this backend cannot leave out what the chart installed")
+        # `healthy` is the install's (the runner left the faults' overlay out): nothing to leave out here
         try:
             endpoints = self.substrate.cluster_endpoints(self.target.namespace,
                                                          read_credentials(self.target.credentials))

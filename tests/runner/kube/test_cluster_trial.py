@@ -41,6 +41,7 @@ from arenac.runner.kube.cluster_trial import (
     ClusterSeams,
     run_cluster_trial,
 )
+from arenac.runner.kube.install import RunnerValues, install_plan
 from arenac.runner.kube.names import trial_namespaces
 from arenac.runner.kube.streams import ExecResult, TcpRoutes
 from arenac.runner.options import ClusterTarget, EpisodeOptions, Isolation
@@ -244,6 +245,29 @@ def test_an_episode_void_before_its_handover_runs_no_agent(cluster, api, records
     assert not any(c.endswith("/token") for c in _posts(cluster))  # no token: there was no handover
     assert broker.seen == [] and not (options.out / "agent.log").exists()
     assert [s["step"] for s in _record(options.out)["steps"]] == [s for s in STEPS if s != "agent"]
+    assert _left(cluster) == [] and records.records() == []
+
+
+@pytest.mark.parametrize("healthy", [False, True], ids=["faulted", "healthy"])
+def test_the_healthy_control_installs_without_the_faults_and_the_pod_injects_none(
+        cluster, api, records, bundle, pod_run, broker, tmp_path, healthy) -> None:
+    pod = FakeHarnessPod(pod_run, [_status("handed_over"), _status("agent_done")])
+    options = replace(_options(tmp_path), inject_faults=not healthy)
+    result = _run(cluster, bundle, options, _seams(api, records, pod, broker))
+    assert result.status == "scored", result
+    (pod_body,) = [r.body for r in cluster.requests() if r.method == "POST"
+                   and r.path == f"/api/v1/namespaces/{NAMES.harness}/pods"]
+    assert ("--healthy" in pod_body["spec"]["containers"][0]["args"]) is healthy
+    # the substrate's ConfigMaps created are the ones the install plan of that control renders
+    plan = install_plan(bundle.directory / "chart", NAMES.application, NAMES.harness,
+                        RunnerValues(time_scale=options.time_scale, fault_init=False, healthy=healthy))
+    expected = {o.name: o.body["data"] for o in plan.objects if o.kind == "ConfigMap" and o.name.startswith("spine-")}
+    created = {r.body["metadata"]["name"]: r.body["data"] for r in cluster.requests() if r.method == "POST"
+               and r.path == f"/api/v1/namespaces/{NAMES.application}/configmaps"
+               and r.body["metadata"]["name"].startswith("spine-")}
+    assert created == expected and plan.healthy is healthy
+    run_record = json.loads((options.out / "run.json").read_text())
+    assert (run_record["inject_faults"], run_record["backend"]) == (not healthy, "kubernetes")
     assert _left(cluster) == [] and records.records() == []
 
 

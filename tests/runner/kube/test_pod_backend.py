@@ -6,7 +6,8 @@ db-sql, the broker, the golden `minimal` bundle, its chart's Role. Each check on
 
 - readiness: every component's pod Ready and every port accepting passes; a pod not ready (named
   with what it waits on), a component without a pod, a port refusing, past the bound, are
-  `SubstrateNotReady`; the backend refuses the healthy control and credentials it cannot use;
+  `SubstrateNotReady`, for the healthy control as for the faulted one (the install left the faults
+  out: nothing differs here); the backend refuses credentials it cannot use;
 - the watch: a pod replaced or restarted before the handover is a lost part blamed on the
   infrastructure; in the agent's window it is the agent's restart (counted, no loss) and makes a
   later loss the agent's; a restart on purpose (the challenge) and a pod of a Job are not losses;
@@ -27,6 +28,7 @@ db-sql, the broker, the golden `minimal` bundle, its chart's Role. Each check on
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import socket
 import struct
@@ -202,20 +204,19 @@ def _backend(bundle, tmp_path: Path, credentials: Path, api, **target) -> pb.Clu
                                                      **{"ready_timeout_s": 0.3, "poll_s": 0.05, **target}))
 
 
-def test_provision_waits_for_the_substrate_and_says_why_not(fake, api, bundle, tmp_path, credentials) -> None:
+@pytest.mark.parametrize("healthy", [False, True], ids=["faulted", "healthy"])
+def test_provision_waits_for_the_substrate_and_says_why_not(fake, api, bundle, tmp_path, credentials, healthy) -> None:
     backend = _backend(bundle, tmp_path, credentials, api)
     with pytest.raises(pb.SubstrateNotReady, match=f"the substrate in {NS} is not ready within 0.3 s: .*"
                                                    "no pod of spine-gateway"):
-        backend.provision(healthy=False)
+        backend.provision(healthy=healthy)
     _put_substrate(fake)  # every pod ready: now the Services' names (cluster DNS, not here) are what is missing
     with pytest.raises(pb.SubstrateNotReady, match=rf"gateway at spine-gateway\.{NS}\.svc:8080 does not accept"):
-        backend.provision(healthy=False)
+        backend.provision(healthy=healthy)
     assert backend.io is None and backend.pids() == {}
 
 
-def test_provision_refuses_the_healthy_control_and_unusable_credentials(api, bundle, tmp_path, credentials) -> None:
-    with pytest.raises(KubeError, match="healthy control on a cluster"):
-        _backend(bundle, tmp_path, credentials, api).provision(healthy=True)
+def test_provision_refuses_unusable_credentials(api, bundle, tmp_path, credentials) -> None:
     (credentials / "token").unlink()
     with pytest.raises(KubeError, match="the credentials lack token"):
         _backend(bundle, tmp_path, credentials, api).provision(healthy=False)
@@ -574,11 +575,13 @@ def test_the_request_reader_reads_the_rbac_attributes() -> None:
 
 # ---- the whole episode on the cluster backend ------------------------------------------------------
 
+@pytest.mark.parametrize("healthy", [False, True], ids=["faulted", "healthy"])
 def test_an_episode_whose_substrate_never_gets_ready_is_graded_infra_error(fake, api, bundle, tmp_path, credentials,
-                                                                           monkeypatch) -> None:
-    """`harness episode --target-namespace`'s episode (external_agent.run_external_episode), the trial
-    and the plan as they run in the harness pod, on the fake API: a pod that never gets ready ends the
-    trial as infra_error at provisioning, named, graded, and status.json says so."""
+                                                                           monkeypatch, healthy) -> None:
+    """`harness episode --target-namespace [--healthy]`'s episode (external_agent.run_external_episode),
+    the trial and the plan as they run in the harness pod, on the fake API: a pod that never gets
+    ready ends the trial as infra_error at provisioning, named, graded, and status.json says so; the
+    healthy control's run records that it injects no fault."""
     from arenac.runner.external_agent import run_external_episode
 
     monkeypatch.setenv("ARENAC_STATE_DIR", str(tmp_path / "state"))  # not this machine's runner's records
@@ -588,8 +591,9 @@ def test_an_episode_whose_substrate_never_gets_ready_is_graded_infra_error(fake,
     board = StatusBoard(control)
     target = pb.ClusterTarget(NS, credentials, connect=lambda: api, ready_timeout_s=0.5, poll_s=0.1)
     result = run_external_episode(bundle, control, board, ("127.0.0.1", 0), "tok", 1.0, threading.Event(),
-                                  cluster=target)
+                                  cluster=target, inject_faults=not healthy)
     assert result.status == "infra_error"
+    assert json.loads((control.run_dir / "run.json").read_text())["inject_faults"] is not healthy
     assert "pod spine-fanout-5d8f7-a (Pending, main waiting (CrashLoopBackOff))" in result.reason
     assert board.status.phase == "graded" and board.status.trial_status == "infra_error"
     assert not board.status.handed_over
