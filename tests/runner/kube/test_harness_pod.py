@@ -334,13 +334,17 @@ def test_a_restart_target_or_configmap_the_chart_lacks_is_refused(bundle, instal
 
 # --- the Pod, its Service and NetworkPolicy -------------------------------------------------------
 
-def test_the_pod_runs_the_episode_as_an_unprivileged_user_on_a_read_only_root(objects) -> None:
+def test_the_pod_runs_the_episode_as_an_unprivileged_user_on_a_read_only_root(bundle, install, credentials,
+                                                                            objects) -> None:
     pod = _body(objects, "Pod")["spec"]
     container = _container(objects)
     assert container["args"] == ["harness", "episode", "/bundle", "--listen", "0.0.0.0:7400", "--token-file",
                                  "/etc/arenac/broker/token", "--run-dir", "/var/arenac/episode", "--time-scale", "0.1",
                                  "--target-namespace", APP, "--credentials", "/etc/arenac/credentials"]
     assert parse_arenac(container["args"]) == "arenac harness episode"  # a command the image has
+    healthy = _container(hp.harness_pod_objects(_spec(bundle, install, credentials, healthy=True)))
+    assert healthy["args"] == [*container["args"], "--healthy"]  # the healthy control: the episode injects none
+    assert parse_arenac(healthy["args"]) == "arenac harness episode"
     probe = container["readinessProbe"]["exec"]["command"]
     assert probe[0] == "arenac" and parse_arenac(probe[1:]) == "arenac harness status"
     assert pod["securityContext"]["runAsNonRoot"] and pod["securityContext"]["runAsUser"] == 10002
