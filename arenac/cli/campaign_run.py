@@ -36,7 +36,7 @@ def campaign_command(spec: CampaignSpec, bundle_dirs: list[str], out: Path, isol
     write_model(out / "campaign.json", CampaignRecord(
         agents=spec.agents, variants=tuple(b.plan.variant for b in bundles), k=spec.k, time_scale=spec.time_scale,
         retries=spec.retries, backend=spec.backend))
-    warn_capacity(spec.jobs, out)
+    warn_capacity(spec.jobs, out, cluster, bundles)
     trials = plan_trials(spec.agents, bundles, spec.k)
     print(f"campaign: {len(spec.agents)} agent(s) x {len(bundles)} variant(s) x k={spec.k} = {len(trials)} trials, "
           f"{spec.jobs} side by side, time scale {spec.time_scale:g} -> {out.as_posix()}", flush=True)

@@ -76,7 +76,7 @@ def qualify_command(bundle_dirs: list[str], k: int, time_scale: float, out: str,
     except RunRefused as error:
         print(f"arenac: refusing to run: {error}", file=sys.stderr)
         return EXIT_REFUSED
-    warn_capacity(jobs, Path(out))
+    warn_capacity(jobs, Path(out), cluster, bundles)
     report = qualify(bundles, k, time_scale, Path(out), jobs, stop, progress_line, adversarial=adversarial,
                      adversary_k=adversary_k, strategies=list(strategies) or None, isolation=isolation,
                      launch=Launcher(), retries=retries, cluster=cluster)

@@ -10,7 +10,8 @@ Contract:
   episode then tears down what it started). It raises `RunRefused` (the message after `refusing to run: `) before
   anything started; its warnings (no sandbox, not root, what it reaped) go to stderr.
 - `Launcher` runs one episode in a worker process bound to the kernel (worker.py, lifetime.py);
-  `run_one` runs one under a progress display. `warn_capacity` warns, never refuses.
+  `run_one` runs one under a progress display. `warn_capacity` warns, never refuses: against this
+  machine, or, with a `ClusterTarget`, against the cluster's nodes.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import signal
 import sys
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -129,12 +131,34 @@ def run_one(bundle: RunnableBundle, options: EpisodeOptions, stop: threading.Eve
         return launch(bundle, options, stop)
 
 
-def warn_capacity(jobs: int, out: Path) -> None:
+def warn_capacity(jobs: int, out: Path, cluster: ClusterTarget | None = None,
+                  bundles: Sequence[RunnableBundle] = ()) -> None:
     """One line on stderr when `jobs` episodes side by side exceed what a short calibration says
-    this machine holds (capacity.py); never a refusal."""
-    warning = jobs_warning(jobs, measure_capacity(out))
+    this machine holds (capacity.py) or, for trials on a cluster, what its nodes hold now
+    (kube/cluster_capacity.py: the substrates run there, only the agents here); never a refusal."""
+    if cluster is None:
+        warning = jobs_warning(jobs, measure_capacity(out))
+    else:
+        warning = _cluster_jobs_warning(jobs, cluster, bundles)
     if warning:
         print(warning, file=sys.stderr)
+
+
+def _cluster_jobs_warning(jobs: int, cluster: ClusterTarget, bundles: Sequence[RunnableBundle]) -> str | None:
+    from arenac.k8s.capacity import CapacityError
+    from arenac.runner.kube import cluster_capacity  # lazily: only a cluster's run needs it
+    from arenac.runner.kube.api import KubeError, connect
+
+    try:
+        peak = cluster_capacity.trial_peak([bundle.directory for bundle in bundles])
+        api = connect(cluster.kubeconfig, cluster.context)
+        try:
+            room = cluster_capacity.node_room(api)
+        finally:
+            api.close()
+    except (KubeError, CapacityError) as error:
+        return f"arenac: warning: --jobs {jobs} not checked against the cluster: {error}"
+    return cluster_capacity.jobs_warning(jobs, cluster_capacity.cluster_slots(room, peak), len(room), peak)
 
 
 def check_agent(agent: str) -> str | None:
