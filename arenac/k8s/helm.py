@@ -18,6 +18,8 @@ Contract of `render_chart(chart_dir, values, release, namespace)`:
   template path and document position, so two renders of the same inputs are equal.
 - Every rendered document must be a mapping with string `apiVersion`, `kind` and
   `metadata.name`.
+- `manifest_objects(manifest, shown)` reads a release's manifest (Helm's install output) into
+  objects the same way, in the manifest's order.
 - Any failure (unreadable chart, template error, bad values, unparsable output)
   raises `HelmRenderError`; its message names the chart by its path relative to the
   working directory and never carries an absolute path.
@@ -34,7 +36,7 @@ from typing import Any
 
 import yaml
 
-__all__ = ["HelmRenderError", "render_chart"]
+__all__ = ["HelmRenderError", "manifest_objects", "render_chart"]
 
 _NOTES = "NOTES.txt"
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
@@ -116,6 +118,13 @@ def _objects_of(template: str, text: str, shown: str) -> list[_Rendered]:
             raise HelmRenderError(f"{where} has no metadata.name")
         objects.append(_Rendered(template, index, document))
     return objects
+
+
+def manifest_objects(manifest: str, shown: str) -> list[dict[str, Any]]:
+    """The objects of a release's manifest (Helm's install output: the documents of every
+    template, `# Source:` comments between them), read as `render_chart` reads a template's: the
+    same checks, timestamps kept as strings; `shown` names it in a `HelmRenderError`."""
+    return [item.body for item in _objects_of("the manifest", manifest, shown)]
 
 
 def render_chart(

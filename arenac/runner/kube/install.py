@@ -13,10 +13,9 @@ matches for kind ServiceAccount in version v1"). So the install here renders the
 own engine (arenac/k8s/helm.py's `render_chart`, the same values coalescing as an install) and
 creates the rendered objects with the official `kubernetes` client in Helm's install order. The
 one seam is `Installer`: `install_chart(..., installer=create_rendered)` is the default, and a
-real-cluster run could pass one that calls helm-python-sdk's install with the same `InstallPlan`
-(its values and release), which is not written yet (docs/kubernetes.md, "What issue 13 still
-needs"). Either way nothing else changes: `wait_ready` and `uninstall` read the cluster, not a
-Helm release.
+real cluster can take helm_install.py's `helm_installer`, Helm's own install action of the same
+`InstallPlan` (its chart, values and release). Either way nothing else changes: `wait_ready` and
+`uninstall` read the cluster, not a Helm release.
 
 Contract:
 
@@ -72,7 +71,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -188,6 +187,8 @@ class InstallPlan:
     values: dict[str, Any]  # the overrides given to Helm, coalesced over the chart's values
     objects: tuple[PlacedObject, ...]  # in install order
     healthy: bool = False  # rendered from the chart with the substrate's overlay replaced (the healthy control)
+    chart: Path | None = None  # the bundle's chart directory it was rendered from
+    added: tuple[str, ...] = ()  # keys of the objects the runner adds beside the chart's (the plan ConfigMap)
 
 
 @dataclass(frozen=True)
@@ -266,21 +267,33 @@ def install_plan(chart_dir: Path, application: str, harness: str, values: Runner
     values = values or RunnerValues()
     overrides = runner_values(chart_dir, harness, values)
     try:
-        if values.healthy:
-            with _healthy_chart(chart_dir) as healthy_chart:
-                rendered = render_chart(healthy_chart, overrides, release=RELEASE, namespace=application)
-        else:
-            rendered = render_chart(chart_dir, overrides, release=RELEASE, namespace=application)
+        with _chart_for(chart_dir, values.healthy) as rendered_from:
+            rendered = render_chart(rendered_from, overrides, release=RELEASE, namespace=application)
     except HelmRenderError as error:
         raise KubeError(f"cannot render the chart: {error.message}") from error
+    added: tuple[str, ...] = ()
     if plan_json is not None:
-        rendered.append(_plan_config_map(chart_dir, harness, plan_json))
+        plan_map = _plan_config_map(chart_dir, harness, plan_json)
+        rendered.append(plan_map)
+        added = (f"ConfigMap {harness}/{plan_map['metadata']['name']}",)
     refused = [why for obj in rendered if (why := _refusal(obj, application, harness)) is not None]
     if refused:
         raise KubeError("the chart is not installed, nothing was created: " + "; ".join(refused))
     placed = [_place(obj, application) for obj in rendered]
     ordered = sorted(placed, key=lambda o: (_order(o.kind, INSTALL_ORDER), o.namespace, o.name))
-    return InstallPlan(RELEASE, application, harness, overrides, tuple(ordered), values.healthy)
+    return InstallPlan(RELEASE, application, harness, overrides, tuple(ordered), values.healthy, chart_dir, added)
+
+
+def chart_of(plan: InstallPlan) -> AbstractContextManager[Path]:
+    """The chart directory the plan was rendered from, to use in a `with`: the bundle's, or for the
+    healthy control a copy with the substrate's overlay replaced (removed on exit)."""
+    if plan.chart is None:
+        raise KubeError("the install plan names no chart")
+    return _chart_for(plan.chart, plan.healthy)
+
+
+def _chart_for(chart_dir: Path, healthy: bool) -> AbstractContextManager[Path]:
+    return _healthy_chart(chart_dir) if healthy else nullcontext(chart_dir)
 
 
 def create_rendered(api: ApiClient, plan: InstallPlan, timeout_s: float) -> tuple[str, ...]:

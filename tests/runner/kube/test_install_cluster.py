@@ -7,7 +7,8 @@ namespaces, with a random trial id, and uninstalls (bounded) however it ends.
 The same cases as the fake-API suite (test_install.py), where a cluster can show them:
 
 - the golden `minimal` bundle installs (plan ConfigMap included), is ready within the bound, its
-  gateway restarts and is ready again, and the uninstall leaves neither namespace;
+  gateway restarts and is ready again, and the uninstall leaves neither namespace; installed by
+  Helm's own install action (helm_install.py) it creates the same objects and uninstalls alike;
 - an image that cannot be pulled ends in `InstallTimeout` within the bound, naming the workload and
   its pods' waiting reason (ErrImagePull or ImagePullBackOff), and the uninstall leaves nothing;
 - an API error mid-install (an object already there: 409) is `InstallFailed`, and the uninstall
@@ -20,10 +21,12 @@ from __future__ import annotations
 import secrets
 import shutil
 import time
+from pathlib import Path
 
 import pytest
 
 from arenac.runner.kube.api import KubeError, k8s, status_of
+from arenac.runner.kube.helm_install import helm_installer
 from arenac.runner.kube.install import InstallFailed, RunnerValues, install_chart, uninstall
 from arenac.runner.kube.names import trial_namespaces
 from arenac.runner.kube.workloads import InstallTimeout, restart_workload
@@ -62,6 +65,18 @@ def test_a_bundle_installs_is_ready_restarts_and_uninstalls(api, trial) -> None:
     assert f"Deployment {trial.application}/spine-gateway" in installed.ready.workloads
     restarted = restart_workload(api, trial.application, "spine-gateway", timeout_s=INSTALL_S, poll_s=2)
     assert restarted.generation >= 2
+    uninstall(api, trial.application, trial.harness, timeout_s=TEARDOWN_S, poll_s=2)
+    _gone(api, trial)
+
+
+def test_helms_own_install_creates_the_plans_objects_and_uninstalls(api, trial) -> None:
+    bundle = complete_variant("minimal")
+    installer = helm_installer(Path(real_cluster.KUBECONFIG), real_cluster.CONTEXT)
+    installed = install_chart(api, bundle / "chart", trial.application, trial.harness, RunnerValues(time_scale=1.0),
+                              timeout_s=INSTALL_S, poll_s=2, plan_json=(bundle / "plan.json").read_bytes(),
+                              installer=installer)
+    assert set(installed.created) == {o.key for o in installed.plan.objects}
+    assert f"Deployment {trial.application}/spine-gateway" in installed.ready.workloads
     uninstall(api, trial.application, trial.harness, timeout_s=TEARDOWN_S, poll_s=2)
     _gone(api, trial)
 
