@@ -83,7 +83,7 @@ def jobs_warning(jobs: int, slots: int, nodes: int, peak: Resources) -> str | No
     if jobs <= slots:
         return None
     held = f"holds {slots} trial{'s' if slots != 1 else ''}" if slots else "holds no trial"
-    return (f"arenac: warning: --jobs {jobs}, but the cluster's {nodes} schedulable node{'s' if nodes != 1 else ''} "
+    return (f"arenac: warning: --jobs {jobs}, but the cluster ({nodes} schedulable node{'s' if nodes != 1 else ''}) "
             f"{held} side by side now (a trial requests up to {peak.describe()}): the trials beyond wait "
             "with Pending pods and end as infra_error past their install bound")
 
