@@ -278,7 +278,7 @@ def test_qualify_warns_before_it_starts_and_still_runs(jobs, warned, tmp_path, m
     from arenac.cli import episodes as cli
     from arenac.runner import launch
 
-    monkeypatch.setattr(cli, "prepare", lambda dirs, isolation: ([], threading.Event()))
+    monkeypatch.setattr(cli, "prepare", lambda dirs, isolation, cluster=None: ([], threading.Event()))
     monkeypatch.setattr(launch, "measure_capacity", lambda out: _capacity(2 if jobs == 1 else 4))
     started = []
 
