@@ -24,7 +24,7 @@ Contract:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -53,10 +53,10 @@ class NodeRoom:
 
 def node_room(api: ApiClient) -> list[NodeRoom]:
     core = k8s().CoreV1Api(api)
+    as_json: Callable[[Any], Any] = api.sanitize_for_serialization  # the objects as the API server sent them
     try:
-        nodes = api.sanitize_for_serialization(core.list_node(_request_timeout=_REQUEST_TIMEOUT_S))["items"]
-        pods = api.sanitize_for_serialization(core.list_pod_for_all_namespaces(
-            _request_timeout=_REQUEST_TIMEOUT_S))["items"]
+        nodes = as_json(core.list_node(_request_timeout=_REQUEST_TIMEOUT_S))["items"]
+        pods = as_json(core.list_pod_for_all_namespaces(_request_timeout=_REQUEST_TIMEOUT_S))["items"]
     except Exception as error:  # the client's ApiException, or the connection's: said in one line
         raise KubeError(f"cannot list the cluster's nodes and pods: {describe(error)}") from error
     requested: dict[str, Resources] = {}
