@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from arenac.k8s.helm import HelmRenderError, manifest_objects
 from arenac.runner.kube.api import KubeError
-from arenac.runner.kube.install import Installer, InstallFailed, InstallPlan, chart_of, create_objects
+from arenac.runner.kube.install import Installer, InstallFailed, InstallPlan, chart_of, create_objects, place_object
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
@@ -57,7 +57,7 @@ def helm_installer(kubeconfig: Path | None, context: str | None) -> Installer:
                                        timeout=max(1, int(timeout_s)), wait=None)
         except HelmError as error:
             raise InstallFailed(f"helm install {plan.release} into {plan.application}: {error}", ()) from error
-        installed = {_key(obj, plan.application) for obj in _documents(release.get("manifest") or "")}
+        installed = {place_object(obj, plan.application).key for obj in _documents(release.get("manifest") or "")}
         added = create_objects(api, [o for o in plan.objects if o.key in plan.added], timeout_s,
                                "the runner's objects beside the chart")
         return tuple(o.key for o in plan.objects if o.key in installed) + added
@@ -68,7 +68,7 @@ def helm_installer(kubeconfig: Path | None, context: str | None) -> Installer:
 def helm_manifest(plan: InstallPlan, config: HelmConfig) -> list[dict[str, Any]]:
     with config() as helm, chart_of(plan) as chart:
         release = helm.install(chart, plan.release, plan.values, namespace=plan.application, dry_run="client")
-    return [_placed(obj, plan.application) for obj in _documents(release.get("manifest") or "")]
+    return [place_object(obj, plan.application).body for obj in _documents(release.get("manifest") or "")]
 
 
 def _documents(manifest: str) -> list[dict[str, Any]]:
@@ -76,13 +76,3 @@ def _documents(manifest: str) -> list[dict[str, Any]]:
         return manifest_objects(manifest, "Helm's release manifest")
     except HelmRenderError as error:
         raise KubeError(error.message) from error
-
-
-def _placed(obj: dict[str, Any], namespace: str) -> dict[str, Any]:
-    metadata = obj.get("metadata") or {}
-    return {**obj, "metadata": {**metadata, "namespace": metadata.get("namespace") or namespace}}
-
-
-def _key(obj: dict[str, Any], namespace: str) -> str:
-    metadata = obj.get("metadata") or {}
-    return f"{obj.get('kind')} {metadata.get('namespace') or namespace}/{metadata.get('name')}"

@@ -279,7 +279,7 @@ def install_plan(chart_dir: Path, application: str, harness: str, values: Runner
     refused = [why for obj in rendered if (why := _refusal(obj, application, harness)) is not None]
     if refused:
         raise KubeError("the chart is not installed, nothing was created: " + "; ".join(refused))
-    placed = [_place(obj, application) for obj in rendered]
+    placed = [place_object(obj, application) for obj in rendered]
     ordered = sorted(placed, key=lambda o: (_order(o.kind, INSTALL_ORDER), o.namespace, o.name))
     return InstallPlan(RELEASE, application, harness, overrides, tuple(ordered), values.healthy, chart_dir, added)
 
@@ -425,7 +425,9 @@ def _refusal(obj: dict[str, Any], application: str, harness: str) -> str | None:
     return None
 
 
-def _place(obj: dict[str, Any], application: str) -> PlacedObject:
+def place_object(obj: dict[str, Any], application: str) -> PlacedObject:
+    """A rendered object as the install creates it: in its own namespace or, without one, the
+    application's (also how helm_install.py reads Helm's manifest)."""
     metadata = obj["metadata"]
     namespace = metadata.get("namespace") or application
     body = {**obj, "metadata": {**metadata, "namespace": namespace}}
