@@ -9,22 +9,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 import yaml
 
 from arenac.k8s.helm import render_chart
 from arenac.model.plan import HEALTHY_VALUES
-from arenac.pipeline import compile_paths, write_bundles
 from arenac.runner.kube.install import RELEASE, RunnerValues, install_plan
 
 APP, HARNESS = "arenac-t1-app", "arenac-t1-harness"
-CHECKOUT = Path(__file__).resolve().parents[3]
-
-
-@pytest.fixture(scope="module")
-def bundles(tmp_path_factory) -> list[Path]:
-    out = tmp_path_factory.mktemp("build")
-    return [w.path for w in write_bundles(compile_paths([str(CHECKOUT / "tasks")]), out)]
 
 
 def _local_healthy(bundle: Path) -> dict[tuple[str, str], dict]:
@@ -46,15 +37,15 @@ def _overlay(bundle: Path) -> dict:
     return yaml.safe_load((bundle / "chart" / "values.yaml").read_text(encoding="utf-8")).get("spine") or {}
 
 
-def test_every_bundle_installs_the_local_healthy_substrate(bundles):
-    assert len(bundles) >= 40
-    for bundle in bundles:
+def test_every_bundle_installs_the_local_healthy_substrate(cohort_bundles):
+    assert len(cohort_bundles) >= 40
+    for bundle in cohort_bundles:
         expected = _local_healthy(bundle)
         assert _installed(bundle, RunnerValues(healthy=True), expected) == expected, bundle.name
 
 
-def test_the_faulted_install_differs_where_the_chart_carries_an_overlay(bundles):
-    overlaid = [b for b in bundles if _overlay(b)]
+def test_the_faulted_install_differs_where_the_chart_carries_an_overlay(cohort_bundles):
+    overlaid = [b for b in cohort_bundles if _overlay(b)]
     assert len(overlaid) >= 10  # the config- and image-layer variants, and tasks with healthy settings
     for bundle in overlaid:
         expected = _local_healthy(bundle)
@@ -66,8 +57,8 @@ def test_the_faulted_install_differs_where_the_chart_carries_an_overlay(bundles)
         assert bool(differing) == faults_in_chart, (bundle.name, differing)
 
 
-def test_the_runners_values_still_apply_to_the_healthy_substrate(bundles):
-    acl = next(b for b in bundles if (_overlay(b).get("redis") or {}).get("acl"))
+def test_the_runners_values_still_apply_to_the_healthy_substrate(cohort_bundles):
+    acl = next(b for b in cohort_bundles if (_overlay(b).get("redis") or {}).get("acl"))
     plan = install_plan(acl / "chart", APP, HARNESS, RunnerValues(healthy=True, time_scale=0.1))
     [channel] = [o.body for o in plan.objects if o.kind == "ConfigMap" and o.name == "spine-channel-config"]
     assert plan.healthy and channel["data"]["TIME_SCALE"] == "0.1"

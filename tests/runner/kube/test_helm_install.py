@@ -11,12 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from arenac.pipeline import compile_paths, write_bundles
 from arenac.runner.kube.helm_install import helm_installer, helm_manifest
 from arenac.runner.kube.install import InstallFailed, RunnerValues, install_plan
 
 APP, HARNESS = "arenac-t1-app", "arenac-t1-harness"
-CHECKOUT = Path(__file__).resolve().parents[3]
 NOWHERE = """apiVersion: v1
 kind: Config
 clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
@@ -24,12 +22,6 @@ users: [{name: u, user: {token: not-a-real-token}}]
 contexts: [{name: c, context: {cluster: c, user: u}}]
 current-context: c
 """
-
-
-@pytest.fixture(scope="module")
-def bundles(tmp_path_factory) -> list[Path]:
-    out = tmp_path_factory.mktemp("build")
-    return [w.path for w in write_bundles(compile_paths([str(CHECKOUT / "tasks")]), out)]
 
 
 @pytest.fixture(scope="module")
@@ -55,9 +47,9 @@ def _by_key(objects: list[dict]) -> dict[str, dict]:
     return {f"{o['kind']} {o['metadata']['namespace']}/{o['metadata']['name']}": o for o in objects}
 
 
-def test_helms_install_renders_the_plans_objects_for_every_bundle(bundles, kubeconfig):
-    assert len(bundles) >= 40
-    for bundle in bundles:
+def test_helms_install_renders_the_plans_objects_for_every_bundle(cohort_bundles, kubeconfig):
+    assert len(cohort_bundles) >= 40
+    for bundle in cohort_bundles:
         plan_json = (bundle / "plan.json").read_bytes()
         for healthy in (False, True):
             plan = install_plan(bundle / "chart", APP, HARNESS, RunnerValues(time_scale=0.1, fault_init=False,
@@ -67,15 +59,15 @@ def test_helms_install_renders_the_plans_objects_for_every_bundle(bundles, kubec
             assert manifest == _chart_objects(plan), (bundle.name, healthy)
 
 
-def test_the_comparison_fails_for_a_plan_with_other_values(bundles, kubeconfig):
-    bundle = bundles[0]
+def test_the_comparison_fails_for_a_plan_with_other_values(cohort_bundles, kubeconfig):
+    bundle = cohort_bundles[0]
     plan = install_plan(bundle / "chart", APP, HARNESS, RunnerValues(time_scale=0.1))
     other = install_plan(bundle / "chart", APP, HARNESS, RunnerValues(time_scale=0.5))
     assert _by_key(helm_manifest(other, _config(kubeconfig))) != _chart_objects(plan)
 
 
-def test_helms_install_against_no_api_server_is_an_install_failure_with_nothing_created(bundles, kubeconfig):
-    plan = install_plan(bundles[0] / "chart", APP, HARNESS, RunnerValues(time_scale=0.1))
+def test_helms_install_against_no_api_server_is_an_install_failure_with_nothing_created(cohort_bundles, kubeconfig):
+    plan = install_plan(cohort_bundles[0] / "chart", APP, HARNESS, RunnerValues(time_scale=0.1))
     with pytest.raises(InstallFailed, match=f"helm install arenac into {APP}: ") as failed:
         helm_installer(kubeconfig, None)(None, plan, 5.0)
     assert failed.value.created == ()
