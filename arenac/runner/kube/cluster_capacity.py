@@ -99,14 +99,10 @@ def _takes_pods(node: dict[str, Any]) -> bool:
 
 def _allocatable(node: dict[str, Any]) -> Resources:
     given = (node.get("status") or {}).get("allocatable") or {}
-    try:
-        return Resources(cpu_m=_whole(parse_quantity(given.get("cpu", 0)) * 1000),
-                         memory_b=_whole(parse_quantity(given.get("memory", 0))),
-                         ephemeral_b=_whole(parse_quantity(given.get("ephemeral-storage", 0))),
-                         pods=_whole(parse_quantity(given.get("pods", 0))))
+    try:  # int() rounds down: allocatable is what the kubelet offers, never more
+        return Resources(cpu_m=int(parse_quantity(given.get("cpu", 0)) * 1000),
+                         memory_b=int(parse_quantity(given.get("memory", 0))),
+                         ephemeral_b=int(parse_quantity(given.get("ephemeral-storage", 0))),
+                         pods=int(parse_quantity(given.get("pods", 0))))
     except CapacityError as error:
         raise KubeError(f"node {node['metadata']['name']}: allocatable {given}: {error}") from error
-
-
-def _whole(value: Any) -> int:
-    return int(value)  # allocatable is what the kubelet offers: rounded down, never up
