@@ -1,6 +1,8 @@
 """Shared test fixtures: the repository root as working directory (specs are named
-relative to it, as a user would), a CLI runner, and the guard that keeps the `live` marker
-truthful. Shared helpers live in the helpers package (tests/helpers/), not here."""
+relative to it, as a user would), a CLI runner, the guard that keeps the `live` marker
+truthful, and the live tests' reruns after an overload with the machine's state in a failure's
+report (tests/helpers/overload.py). Shared helpers live in the helpers package (tests/helpers/),
+not here."""
 
 from __future__ import annotations
 
@@ -14,6 +16,12 @@ import tempfile
 import pytest
 
 from helpers import ROOT, LiveWithoutMarker
+from helpers.overload import (  # noqa: F401 (the reruns' hooks and fixture, registered by their names here)
+    _overload_looks_under_basetemp,
+    pytest_collection_modifyitems,
+    pytest_runtest_makereport,
+    pytest_runtest_setup,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -71,3 +79,4 @@ def _live_parts_need_the_marker(request, monkeypatch):
     # the runner's launcher holds its own reference (imported by name); the module's is patched too
     monkeypatch.setattr(worker, "run_in_worker", refuse)
     monkeypatch.setattr(launch, "run_in_worker", refuse)
+

@@ -114,7 +114,7 @@ def test_the_oracle_solution_earns_reward_1(play: HarborPlay) -> None:
     reached = play.main_side(["python3", "-c", _CONNECT, *[str(port) for _, port in listening]])
     assert reached.stdout.split() == [str(BROKER_PORT)], reached.stdout + reached.stderr
     trial = play.collect_and_verify()
-    assert trial.verifier_exit == 0
+    assert trial.verifier_exit == 0, trial.verifier_output  # "trial infra_error, no score: harness overloaded..."
     assert trial.reward == {"reward": 1, "outcome": 1, "safe_repair": 1}
     assert json.loads((trial.collected / "verdict.json").read_text())["reward"] == 1
     boundary = json.loads((trial.collected / "evidence" / "boundary.json").read_text())
@@ -127,7 +127,7 @@ def test_the_oracle_solution_earns_reward_1(play: HarborPlay) -> None:
 @pytest.mark.parametrize("play", PLAYED, indirect=True)
 def test_the_nop_agent_earns_reward_0(play: HarborPlay) -> None:
     trial = play.collect_and_verify()  # Harbor's nop agent does nothing: the collect hook comes at once
-    assert trial.verifier_exit == 0
+    assert trial.verifier_exit == 0, trial.verifier_output
     assert trial.reward is not None and trial.reward["reward"] == 0
     verdict = json.loads((trial.collected / "verdict.json").read_text())
     assert verdict["reward"] == 0 and not verdict["outcome"]

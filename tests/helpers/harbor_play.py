@@ -40,6 +40,7 @@ BROKER_PORT = 7400
 class PlayedTrial:
     reward: dict | None  # the verifier's /logs/verifier/reward.json; None: it wrote none
     verifier_exit: int
+    verifier_output: str  # what test.sh printed: its one line says why when it exits non-zero
     collected: Path  # the artifact as the verifier received it (verdict.json, evidence/, ...)
 
 
@@ -170,7 +171,7 @@ class HarborPlay:
                                   text=True, timeout=120)
         reward_file = logs / "reward.json"
         reward = json.loads(reward_file.read_text()) if reward_file.exists() else None
-        return PlayedTrial(reward, verified.returncode, received)
+        return PlayedTrial(reward, verified.returncode, verified.stdout + verified.stderr, received)
 
     def stop(self) -> str:
         """SIGTERM to the harness's process (its PID: the exec chain ends in arenac); its output."""

@@ -272,8 +272,10 @@ def test_leaked_transaction_blocks_the_channel_until_ended(healthy: Spine) -> No
     # long enough that a loaded CI machine never times out a healthy send (seen at 1000 ms)
     healthy.admin("gateway", "/admin/config", {"UPSTREAM_TIMEOUT_MS": "3000"})
     # a maintenance window locks every channel's row in id order: behind the leak it would hold the
-    # other channels too (seen in CI), so windows are emptied and a running one is let finish
-    healthy.admin("maintenance", "/admin/config", {"MAINT_DURATION_S": "0"})
+    # other channels too (seen in CI), and even a window of no duration takes those locks once; so
+    # the next window is moved half an hour away and a running one is let finish
+    healthy.admin("maintenance", "/admin/config", {"MAINT_PERIOD_S": "3600", "MAINT_DURATION_S": "0",
+                                                   "MAINT_OFFSET_S": str(round((time.time() + 1800) % 3600))})
     healthy.wait_for(lambda: not healthy.admin("maintenance", "/admin/windows").body["active"], 15,
                      "the running maintenance window to end")
     token = healthy.login()

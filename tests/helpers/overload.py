@@ -1,0 +1,115 @@
+"""Live tests that failed because the machine starved an episode's harness run again, as qualify runs
+such an episode again (arenac/runner/retry.py).
+
+An infra_error `harness overloaded: ...` measured the machine, not the code under test: on a busy
+two-core CI machine it happens now and then even to an episode alone, and the episodes of a test
+module are too many to give each its own retry. So every test marked `live` carries
+pytest-rerunfailures' `flaky` marker: it runs again, at most `RERUNS` times, when and only when its
+failure is an overload. Any other failure is final at once, and a rerun that fails for another
+reason fails the test.
+
+Contract (a pytest plugin: tests/conftest.py imports its hooks and fixture by name):
+- `pytest_collection_modifyitems` adds the marker to every live item; `pytest_runtest_setup`
+  records when an attempt began (each attempt); a session fixture learns the temporary directory.
+- The failure is an overload when the error's text names it (`harness overloaded: `, as a verdict
+  printed in an assertion's message does), or when an episode of this attempt left a verdict
+  `infra_error` `harness overloaded: ...` under the session's temporary directory (a verdict moved
+  aside by a retry, `*.overloaded-N/`, is not that attempt's result and does not count).
+- A failed live test's report gets a section "the machine at the failure" (`machine_now()`): the
+  load average and the processes busiest over a short sample, to tell whether the machine, or
+  something left running, starved it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Generator
+from pathlib import Path
+
+import pytest
+
+from arenac.runner.headroom import OVERLOADED_PREFIX
+
+RERUNS = 2
+_STARTED = pytest.StashKey[float]()
+_basetemp: list[Path] = []  # the session's temporary directory, once known
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("live") is not None:
+            _mark_reruns(item)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _overload_looks_under_basetemp(tmp_path_factory: pytest.TempPathFactory) -> None:
+    _basetemp[:] = [tmp_path_factory.getbasetemp()]
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    item.stash[_STARTED] = time.time()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item,
+                              call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    if report.failed and item.get_closest_marker("live") is not None:
+        report.sections.append(("the machine at the failure", machine_now()))
+    return report
+
+
+def _mark_reruns(item: pytest.Item) -> None:
+    def overloaded(error: BaseException | None) -> bool:
+        if error is None:  # the attempt passed (the plugin asks then too): nothing to look for
+            return False
+        if OVERLOADED_PREFIX in str(error):
+            return True
+        return _overloaded_verdict_since(item.stash.get(_STARTED, time.time()))
+
+    item.add_marker(pytest.mark.flaky(reruns=RERUNS, condition=overloaded))
+
+
+def _overloaded_verdict_since(started: float) -> bool:
+    for root in _basetemp:
+        for verdict in root.rglob("verdict.json"):
+            if ".overloaded-" in verdict.parent.name:
+                continue
+            try:
+                if verdict.stat().st_mtime < started:
+                    continue
+                recorded = json.loads(verdict.read_text())
+            except (OSError, ValueError):
+                continue
+            if (isinstance(recorded, dict) and recorded.get("status") == "infra_error"
+                    and str(recorded.get("reason", "")).startswith(OVERLOADED_PREFIX)):
+                return True
+    return False
+
+
+def machine_now(sample_s: float = 0.5, top: int = 8) -> str:
+    import psutil
+
+    processes = list(psutil.process_iter(["pid", "ppid", "username", "cmdline", "name"]))
+    for process in processes:
+        try:
+            process.cpu_percent(None)
+        except psutil.Error:
+            pass
+    time.sleep(sample_s)
+    busy: list[tuple[float, psutil.Process]] = []
+    for process in processes:
+        try:
+            busy.append((process.cpu_percent(None), process))
+        except psutil.Error:
+            pass
+    busy = sorted((pair for pair in busy if pair[0] >= 1.0), key=lambda pair: pair[0], reverse=True)
+    lines = [f"load average {' '.join(f'{load:.2f}' for load in os.getloadavg())} on {os.cpu_count()} CPUs; "
+             f"busiest processes over {sample_s} s (1% of a CPU or more): {len(busy) or 'none'}"]
+    for percent, process in busy[:top]:
+        command = " ".join(process.info.get("cmdline") or [process.info.get("name") or "?"])[:160]
+        lines.append(f"  {percent:5.1f}%  pid {process.info['pid']} (parent {process.info['ppid']}, "
+                     f"{process.info.get('username')}): {command}")
+    return "\n".join(lines)
