@@ -45,7 +45,7 @@ def open_broker(
     namespace = rbac_namespace(rbac_objects)
     cluster = (LocalCluster(stack, namespace=namespace) if exec_user is None
                else LocalCluster(stack, namespace=namespace, exec_user=exec_user))
-    authorizer = Authorizer(rbac_objects, agent_user(rbac_objects))
+    authorizer = Authorizer(rbac_objects, agent_user(rbac_objects), namespace)
     toolbox = ToolBox(cluster, surface, rbac_objects, authorizer=authorizer, time_scale=time_scale,
                       on_declare=on_declare, max_wait=max_wait)
     return Broker(toolbox, tools=tools, on_action=on_action, clock=clock)

@@ -7,6 +7,11 @@ Contract:
   also belongs to the groups `system:serviceaccounts`, `system:serviceaccounts:<ns>` and
   `system:authenticated`). A RoleBinding grants its rules in its own namespace only; a
   ClusterRoleBinding everywhere. Nothing else is granted: no defaults, no discovery roles.
+- The objects are as applied in `namespace` (default `arenac`, the local cluster's): a Role or
+  RoleBinding that names no namespace is in it, as `kubectl apply -n` puts it there (the compiled
+  bundles' rbac/ names none), never everywhere; a RoleBinding's ServiceAccount subject that names
+  none is an account of the binding's namespace, as the API server's authorizer reads it, and a
+  ClusterRoleBinding's binds no account.
 - A request is an `ApiRequest(verb, group, resource, subresource, name, namespace)`, the
   attributes the API server derives from one HTTP call (`kubectl get pods` is `list pods`,
   `kubectl logs P` is `get pods/log P`, `kubectl exec P` is `create pods/exec P`).
@@ -50,21 +55,27 @@ def service_account_user(namespace: str, name: str) -> str:
 
 
 class Authorizer:
-    def __init__(self, objects: Iterable[Mapping[str, Any]], user: str = AGENT_USER) -> None:
+    def __init__(self, objects: Iterable[Mapping[str, Any]], user: str = AGENT_USER,
+                 namespace: str = DEFAULT_NAMESPACE) -> None:
         self.user = user
         self._groups = _groups_of(user)
         objects = [obj for obj in objects if isinstance(obj, Mapping)]
-        roles = {(obj["metadata"].get("namespace", ""), obj["metadata"]["name"]): obj
-                 for obj in objects if obj.get("kind") == "Role"}
+
+        def placed(obj: Mapping[str, Any]) -> str:  # a namespaced object's namespace, as applied
+            return str(obj["metadata"].get("namespace") or namespace)
+
+        roles = {(placed(obj), obj["metadata"]["name"]): obj for obj in objects if obj.get("kind") == "Role"}
         cluster_roles = {obj["metadata"]["name"]: obj for obj in objects if obj.get("kind") == "ClusterRole"}
         # (namespace or "" for everywhere, rule)
         self.grants: list[tuple[str, PolicyRule]] = []
         for binding in objects:
             kind = binding.get("kind")
-            if kind not in ("RoleBinding", "ClusterRoleBinding") or not self._binds_me(binding):
+            if kind not in ("RoleBinding", "ClusterRoleBinding"):
+                continue
+            scope = placed(binding) if kind == "RoleBinding" else ""
+            if not self._binds_me(binding, scope):
                 continue
             ref = binding.get("roleRef") or {}
-            scope = binding["metadata"].get("namespace", "") if kind == "RoleBinding" else ""
             if ref.get("kind") == "Role" and kind == "RoleBinding":
                 role = roles.get((scope, ref.get("name")))
             elif ref.get("kind") == "ClusterRole":
@@ -74,10 +85,13 @@ class Authorizer:
             for rule in (role or {}).get("rules") or ():
                 self.grants.append((scope, PolicyRule.from_manifest(rule)))
 
-    def _binds_me(self, binding: Mapping[str, Any]) -> bool:
+    def _binds_me(self, binding: Mapping[str, Any], scope: str) -> bool:
         for subject in binding.get("subjects") or ():
             kind, name = subject.get("kind"), subject.get("name")
-            if kind == "ServiceAccount" and service_account_user(subject.get("namespace", ""), name) == self.user:
+            # no namespace: the binding's own (a RoleBinding's; a ClusterRoleBinding's has none: no account)
+            account_namespace = subject.get("namespace") or scope
+            if kind == "ServiceAccount" and account_namespace and \
+                    service_account_user(account_namespace, name) == self.user:
                 return True
             if kind == "User" and name == self.user:
                 return True
@@ -122,7 +136,9 @@ def load_rbac_dir(path: Path) -> list[dict[str, Any]]:
 
 
 def rbac_namespace(objects: Sequence[Mapping[str, Any]]) -> str:
-    """The namespace the agent's objects live in (the trial namespace), default `arenac`."""
+    """The namespace the agent's objects live in: the first one an object names (a bundle compiled
+    before rbac/ left it to the install named `arenac`), else `arenac`, where the local cluster
+    applies them."""
     for obj in objects:
         namespace = (obj.get("metadata") or {}).get("namespace")
         if namespace:
@@ -135,5 +151,5 @@ def agent_user(objects: Sequence[Mapping[str, Any]]) -> str:
     for obj in objects:
         if obj.get("kind") == "ServiceAccount":
             meta = obj.get("metadata") or {}
-            return service_account_user(meta.get("namespace", DEFAULT_NAMESPACE), meta["name"])
+            return service_account_user(meta.get("namespace") or rbac_namespace(objects), meta["name"])
     return AGENT_USER

@@ -198,6 +198,36 @@ def injected_targets(inject: tuple[AnyAction, ...]) -> tuple[Target, ...]:
     return tuple(unique[key] for key in sorted(unique))
 
 
+def config_values(actions: Iterable[AnyAction]) -> dict[str, str]:
+    """The config keys the actions set to a literal value: `str(config(S.K))` -> the value as text,
+    the last one set winning. A chart value `services.S.config.K`, a ConfigMap patch and an
+    `/admin/config` body set one; nothing else does. The compiler compares a repair's with its
+    injection's: a key the injection set to the very value the repair writes is not changed by the
+    repair (render/bundle_files.py `oracle_repairs`)."""
+    found: dict[str, str] = {}
+    for action in actions:
+        if isinstance(action, ValuesAction) and action.path.startswith("services."):
+            service, _, rest = action.path[len("services."):].partition(".")
+            if rest.startswith("config."):
+                found[str(Target(kind="config", ref=f"{service}.{rest[len('config.'):]}"))] = str(action.value)
+        elif isinstance(action, KubectlAction) and action.verb == "patch_configmap":
+            found.update({str(Target(kind="config", ref=f"{action.service}.{key}")): value
+                          for key, value in action.data.items()})
+        elif isinstance(action, AdminAction) and action.path == "/admin/config":
+            found.update({str(Target(kind="config", ref=f"{action.service}.{key}")): str(value)
+                          for key, value in action.body.items()})
+    return found
+
+
+def same_setting(first: str, second: str) -> bool:
+    """Two config values as a service reads them: equal as numbers when both are (`6` and `6.0`),
+    else as text."""
+    try:
+        return float(first) == float(second)
+    except ValueError:
+        return first == second
+
+
 # The kinds of target the state snapshots hold an item for (config, event, release, database and
 # Redis settings, grants, roles, memberships, sequences): whether such a target changed can be read
 # from two snapshots. A `session` (a connection killed) or `table` target leaves no such item.

@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from arenac.core.serialize import dump_json, dump_yaml, model_data
-from arenac.model.actions import injected_targets
+from arenac.model.actions import Target, config_values, injected_targets, same_setting
 from arenac.model.substrate import Substrate
-from arenac.model.task import Variant
+from arenac.model.task import ConcreteFault, Variant
 from arenac.render.chart import chart_files
 from arenac.render.oracle import expectations, solve_script
 from arenac.render.plan import build_plan
@@ -66,10 +66,21 @@ def bundle_files(variant: Variant, substrate: Substrate, chart_dir: Path) -> dic
 def oracle_repairs(variant: Variant) -> list[dict[str, object]]:
     """gates.json's `repairs` (model/evidence.py `OracleRepair`): each fault the oracle repairs, in
     its order, with the targets its repair and its injection change; the failure taxonomy reads them
-    from the evidence (docs/campaign.md, "Failure classes")."""
+    from the evidence (docs/campaign.md, "Failure classes"). A config key the injection set to the
+    very value the repair writes (maintenance_offset's duration, injected at its healthy 6 s and
+    written again by the repair) is not among the repair's targets: the repair does not change it,
+    so no agent needs to for a full fix."""
     faults = {fault.name: fault for fault in variant.faults}
     repaired = dict.fromkeys(step.target for step in variant.spec.oracle if step.kind == "repair" and step.target)
     return [{"fault": name, "layer": faults[name].layer,
-             "targets": [model_data(target) for target in faults[name].touches],
+             "targets": [model_data(target) for target in _changed_by_repair(faults[name])],
              "injected": [model_data(target) for target in injected_targets(faults[name].inject)]}
             for name in repaired]
+
+
+def _changed_by_repair(fault: ConcreteFault) -> list[Target]:
+    injected = config_values(fault.inject)
+    repaired = config_values(bound.action for bound in fault.repair)
+    return [target for target in fault.touches
+            if not (str(target) in injected and str(target) in repaired
+                    and same_setting(injected[str(target)], repaired[str(target)]))]

@@ -87,6 +87,7 @@ def chart_files(variant: Variant, substrate: Substrate, chart_dir: Path) -> dict
             "timeScale": "1.0",
             "agentToken": bool(variant.access.kube),
             "faultInit": {"enabled": runtime_at_start},
+            "loadgen": {"enabled": True},
         },
     })
     if variant.spec.healthy:

@@ -100,6 +100,33 @@ def test_library_profiles_render_to_the_expected_grants(tmp_path: Path) -> None:
     assert Authorizer(loaded, agent_user(loaded)).grants == scoped.grants
 
 
+def test_the_bundles_rbac_names_no_namespace_and_grants_only_in_the_one_it_is_applied_in() -> None:
+    objects = rbac_objects(profile("scoped_kubectl"), "t", "t-00000000")
+    assert all("namespace" not in obj["metadata"] for obj in objects)
+    (binding,) = [obj for obj in objects if obj["kind"] == "RoleBinding"]
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "arenac-agent"}]
+    local = Authorizer(objects)  # applied where the local cluster is: `arenac`
+    assert local.allows(req("list", "pods"))
+    assert not local.allows(req("list", "pods", namespace="kube-system"))  # a Role without one is not everywhere
+    assert not local.allows(req("list", "pods", namespace=""))
+    trial = Authorizer(objects, "system:serviceaccount:trial-7:arenac-agent", namespace="trial-7")
+    assert trial.allows(req("list", "pods", namespace="trial-7"))
+    assert not trial.allows(req("list", "pods", namespace="arenac"))
+    # the subject is the account of the binding's namespace: the same name elsewhere is not bound
+    assert Authorizer(objects, USER, namespace="trial-7").grants == []
+
+
+def test_a_cluster_bindings_account_without_a_namespace_binds_nobody() -> None:
+    objects = role(rule([""], ["pods"], ["list"]), kind="ClusterRole")
+    for obj in objects:
+        obj["metadata"].pop("namespace", None)
+    (binding,) = [obj for obj in objects if obj["kind"] == "ClusterRoleBinding"]
+    binding["subjects"] = [{"kind": "ServiceAccount", "name": "arenac-agent"}]
+    assert Authorizer(objects).grants == []
+    binding["subjects"][0]["namespace"] = "arenac"
+    assert Authorizer(objects).allows(req("list", "pods", namespace="kube-system"))
+
+
 @pytest.mark.parametrize("verb", ["get", "list", "watch", "create", "update", "patch", "delete"])
 def test_no_rules_no_access(verb: str) -> None:
     assert not Authorizer([]).allows(req(verb, "configmaps", "spine-message-config"))

@@ -23,7 +23,7 @@ cluster"): what a trial creates on a cluster and how it is undone.
   namespace, a Service and a NetworkPolicy opening only the broker port, the Pod; deterministic),
   `read_substrate_credentials` (the keys the driver names, read with the runner's credentials),
   `api_server_endpoints`, and `create_harness_pod` (in Helm's install order; `HarnessPodFailed`).
-  Made by the runner, not the chart: a chart change would change every variant id. `install.uninstall`
+  Made by the runner, not the chart: they hold the trial's own token, credentials and bundle. `install.uninstall`
   removes them with the rest.
 - `streams`: the runner's streams into the harness pod: a command by exec (`PodExec`), the agent's
   route to the pod's broker (`BrokerRoutes`: a port-forward; `UnixRelay`, the unix socket the tool

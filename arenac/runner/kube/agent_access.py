@@ -6,10 +6,10 @@ Contract:
 - `rbac_objects(documents, namespace)` reads the bundle's `rbac/*.yaml` documents (as pinned by
   runner/bundle.py: `RunnableBundle.rbac_bytes`) and returns them for the install's namespace:
   each object's `metadata.namespace` set to `namespace`, and each RoleBinding subject of kind
-  ServiceAccount whose namespace was the object's own (the bundles say `arenac`) or empty set to
-  it; ordered ServiceAccount, Role, RoleBinding, then by name. The bundle's bytes are not touched
-  (they are pinned and hashed; the compiler writing the namespace from the install is a later,
-  bundle-changing step). Exactly one ServiceAccount (the agent's) is required, and only those
+  ServiceAccount whose namespace was the object's own or empty set to it; ordered ServiceAccount,
+  Role, RoleBinding, then by name. The bundles' rbac/ names no namespace (render/rbac.py: it is
+  the install's); one compiled before that named `arenac`, and is moved the same way. The
+  bundle's bytes are not touched. Exactly one ServiceAccount (the agent's) is required, and only those
   three kinds are accepted: anything else (a ClusterRole, a ClusterRoleBinding) raises `KubeError`,
   so nothing cluster-scoped is ever created.
 - `apply_agent_rbac(api, documents, namespace)` creates those objects. It runs after the chart's

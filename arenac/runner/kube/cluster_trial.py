@@ -83,6 +83,7 @@ from arenac.runner.kube.install import (
     InstallPlan,
     RunnerValues,
     create_rendered,
+    has_loadgen_switch,
     install_chart,
     uninstall,
 )
@@ -316,7 +317,8 @@ def _drive(trial: _Trial, owner: str) -> None:
     trial.step("namespaces", lambda: create_trial_namespaces(api, names.trial, owner))
     installed = trial.step("install", lambda: install_chart(
         api, chart, names.application, names.harness,
-        RunnerValues(time_scale=trial.scale, fault_init=False, healthy=not trial.options.inject_faults),
+        RunnerValues(time_scale=trial.scale, fault_init=False, healthy=not trial.options.inject_faults,
+                     loadgen=False if has_loadgen_switch(chart) else None),
         timeout_s=bounds.install_s, poll_s=bounds.poll_s, plan_json=bundle.pinned["plan.json"],
         installer=trial.seams.installer))
     quieted = trial.step("chart load off", lambda: _quiet_chart_load(trial, installed.plan))
@@ -350,8 +352,8 @@ def _drive(trial: _Trial, owner: str) -> None:
 def _quiet_chart_load(trial: _Trial, plan: InstallPlan) -> tuple[str, ...]:
     """The chart's own load generator (a Deployment of the harness namespace running `harness
     loadgen`) scaled to 0 and waited for: the pod's episode runs the plan's load itself, and two
-    generators would double it. A runner action with its own credentials, not a value: the chart has
-    no value that switches it off, and adding one changes every variant id (issue 13 item 2)."""
+    generators would double it. A chart with the switch `harness.loadgen.enabled` is installed with
+    it off and has no such Deployment (nothing to do here); this is for a bundle compiled before it."""
     names = tuple(o.name for o in plan.objects if o.kind == "Deployment" and o.namespace == plan.harness
                   and any(list(c.get("args") or [])[:2] == ["harness", "loadgen"]
                           for c in o.body["spec"]["template"]["spec"]["containers"]))

@@ -1,7 +1,8 @@
 """The harness pod: one per trial, in the trial's harness namespace, running `arenac harness episode`
 beside the substrate the chart installed in the application namespace (docs/kubernetes.md, "The
 harness pod"). The runner creates it and what it needs from its own code, not from the bundle's
-chart: a chart change would change every bundle's bytes, so every variant id.
+chart: they hold the trial's own broker token, the substrate's credentials as the install made
+them, and the bundle itself, which a chart rendered from the bundle alone cannot know.
 
 Contract:
 

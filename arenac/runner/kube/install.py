@@ -22,7 +22,9 @@ Contract:
 - `RunnerValues` are the only values the runner overrides (issue 13: what the runner owns): the
   harness namespace (`harness.namespace`), the time scale (`harness.timeScale` and the substrate
   subchart's `timeScale`), the images (`harness.image`, the substrate's `image.repository`) and
-  whether the chart's fault-init Job runs (`harness.faultInit.enabled`); and whether the install
+  whether the chart's fault-init Job runs (`harness.faultInit.enabled`) and its load generator
+  (`harness.loadgen.enabled`: a bundle compiled before that value has no switch;
+  `has_loadgen_switch(chart_dir)` tells); and whether the install
   is the healthy control (`healthy`, below). `runner_values(chart_dir,
   harness_namespace, values)` is those values as Helm values; a path the chart's `values.yaml`
   (or its substrate subchart's, the subchart named by `harness.substrate`) does not have raises
@@ -164,6 +166,7 @@ class RunnerValues:
     harness_image: str | None = None
     substrate_image_repository: str | None = None
     fault_init: bool | None = None
+    loadgen: bool | None = None  # the chart's load generator (`harness.loadgen.enabled`)
     healthy: bool = False  # the healthy control: the substrate without the faults' overlay
 
 
@@ -234,6 +237,8 @@ def runner_values(chart_dir: Path, harness_namespace: str, values: RunnerValues)
         wanted.append(((substrate, "image", "repository"), values.substrate_image_repository, subchart))
     if values.fault_init is not None:
         wanted.append((("harness", "faultInit", "enabled"), values.fault_init, chart_values))
+    if values.loadgen is not None:
+        wanted.append((("harness", "loadgen", "enabled"), values.loadgen, chart_values))
     overrides: dict[str, Any] = {}
     for path, value, where in wanted:
         # a subchart's paths are read in its own values.yaml, without the leading subchart name
@@ -379,6 +384,11 @@ def _delete(client: Any, kind: Kind, kind_name: str, namespace: str, name: str, 
         if status_of(error) == 404:
             return False
         raise KubeError(f"cannot delete {kind_name} {namespace}/{name}: {describe(error)}") from error
+
+
+def has_loadgen_switch(chart_dir: Path) -> bool:
+    """Whether the chart's load generator can be left out by a value (`harness.loadgen.enabled`)."""
+    return _has(_values_yaml(chart_dir / "values.yaml"), ("harness", "loadgen", "enabled"))
 
 
 def _values_yaml(path: Path) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+import yaml
 
 from arenac.bundle import MANIFEST, bundle_digest, sha256
 from arenac.model.harness_status import HarnessStatus
@@ -100,16 +101,19 @@ class FakeHarnessPod:
         return [" ".join(c[1:3]) if c[0] == "arenac" else "archive" for c in self.calls]
 
 
-def _bundle_with_gates(tmp_path: Path, gates: bytes):
+def _bundle_with_gates(tmp_path: Path, gates: bytes, replaced: dict[str, bytes] | None = None):
     """The golden `minimal` bundle with its verifier's gates replaced (its manifest made to pin them):
-    the gates of the recorded run the fake pod hands back, so that grading here means something."""
+    the gates of the recorded run the fake pod hands back, so that grading here means something.
+    `replaced`: other files' bytes, by path."""
     copy = tmp_path / "bundle"
     shutil.copytree(complete_variant("minimal"), copy)
-    (copy / "verifier" / "gates.json").write_bytes(gates)
+    files = {"verifier/gates.json": gates, **(replaced or {})}
+    for path, data in files.items():
+        (copy / path).write_bytes(data)
     manifest = json.loads((copy / MANIFEST).read_text())
     for artefact in manifest["artefacts"]:
-        if artefact["path"] == "verifier/gates.json":
-            artefact["sha256"] = sha256(gates)
+        if artefact["path"] in files:
+            artefact["sha256"] = sha256(files[artefact["path"]])
     manifest.pop("bundle_digest")
     manifest["bundle_digest"] = bundle_digest(manifest)
     (copy / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
@@ -214,11 +218,11 @@ def test_a_trial_runs_in_order_and_leaves_nothing(cluster, api, records, bundle,
     namespace_deletes = [i for i, c in enumerate(calls) if c.startswith("DELETE /api/v1/namespaces/arenac-")
                          and c.count("/") == 4]
     assert first_ns < rbac < pod_post < ready_read < token < revoke < min(namespace_deletes)
-    # the chart's own load generator is scaled to 0 before the pod runs the plan's load: never twice
-    (scaled,) = [i for i, r in enumerate(cluster.requests()) if r.method == "PATCH"
-                 and r.path == f"/apis/apps/v1/namespaces/{NAMES.harness}/deployments/arenac-loadgen"]
-    assert cluster.requests()[scaled].body == {"spec": {"replicas": 0}} and scaled < pod_post
-    assert record["chart_load_generators_scaled_to_zero"] == ["arenac-loadgen"]
+    # the chart's own load generator is switched off by its value: the pod runs the plan's load, never twice
+    assert not [r for r in cluster.requests() if r.path.endswith("/deployments/arenac-loadgen")
+                or (r.method == "POST" and r.path.endswith("/deployments") and r.body["metadata"]["name"]
+                    == "arenac-loadgen")]
+    assert record["chart_load_generators_scaled_to_zero"] == []
     # the agent: its kubeconfig held its token; its call reached the pod's broker with the pod's broker token
     assert [line.rstrip() for line in (run_dir / "agent.log").read_text().splitlines()] == [
         "1", "declare_repair_complete"]  # the count, then the stand-in broker's echo of its call
@@ -231,6 +235,31 @@ def test_a_trial_runs_in_order_and_leaves_nothing(cluster, api, records, bundle,
     assert FAKE_TOKEN not in cluster_json and declare["token"] not in cluster_json and "/" + "tmp" not in cluster_json
     assert pod.commands()[-2:] == ["harness finish", "archive"]
     assert _left(cluster) == [] and records.records() == []
+
+
+def test_a_bundle_without_the_load_generators_switch_has_it_scaled_to_zero(cluster, api, records, pod_run,
+                                                                            broker, tmp_path) -> None:
+    """A bundle compiled before `harness.loadgen.enabled`: its chart always creates the load generator,
+    so the runner scales it to 0 before the pod runs the plan's load."""
+    golden = complete_variant("minimal") / "chart"
+    values = yaml.safe_load((golden / "values.yaml").read_text())
+    del values["harness"]["loadgen"]
+    template = (golden / "templates" / "loadgen.yaml").read_text().splitlines(keepends=True)
+    older = "".join(line for line in template if line.strip() not in ("{{- if .Values.harness.loadgen.enabled }}",
+                                                                     "{{- end }}"))
+    assert older != "".join(template)
+    bundle = _bundle_with_gates(tmp_path, (pod_run / "evidence" / "gates.json").read_bytes(),
+                                {"chart/values.yaml": yaml.safe_dump(values, sort_keys=False).encode(),
+                                 "chart/templates/loadgen.yaml": older.encode()})
+    pod = FakeHarnessPod(pod_run, [_status("handed_over"), _status("agent_done")])
+    result = _run(cluster, bundle, _options(tmp_path), _seams(api, records, pod, broker))
+    assert (result.status, result.reward) == ("scored", 1), result
+    requests = cluster.requests()
+    pod_post = _index(_posts(cluster), f"POST /api/v1/namespaces/{NAMES.harness}/pods")
+    (scaled,) = [i for i, r in enumerate(requests) if r.method == "PATCH"
+                 and r.path == f"/apis/apps/v1/namespaces/{NAMES.harness}/deployments/arenac-loadgen"]
+    assert requests[scaled].body == {"spec": {"replicas": 0}} and scaled < pod_post
+    assert _record(tmp_path / "run")["chart_load_generators_scaled_to_zero"] == ["arenac-loadgen"]
 
 
 def test_an_episode_void_before_its_handover_runs_no_agent(cluster, api, records, tmp_path, broker) -> None:

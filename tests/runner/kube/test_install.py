@@ -19,6 +19,7 @@ from arenac.runner.kube.api import KubeError
 from arenac.runner.kube.install import (
     InstallFailed,
     RunnerValues,
+    has_loadgen_switch,
     install_chart,
     install_plan,
     runner_values,
@@ -118,6 +119,23 @@ def test_without_overrides_the_charts_own_values_stay(fake, api, trial) -> None:
     assert loadgen["image"] == "ghcr.io/arenac/harness:0.1.0"
     assert loadgen["args"][loadgen["args"].index("--time-scale") + 1] == "1.0"
     assert fake.get(JOBS, HARNESS, "arenac-fault-init") is None
+
+
+def test_the_load_generator_is_ready_by_its_ready_file_and_can_be_left_out(fake, api, trial, tmp_path) -> None:
+    _install(api, fake)
+    probe = _loadgen(fake)["readinessProbe"]  # ready once its plan clock started, not once it runs
+    assert probe["exec"]["command"] == ["test", "-f", "/var/arenac/run/loadgen.ready"]
+    plan = install_plan(CHART, APP, HARNESS, RunnerValues(loadgen=False))
+    assert not [o for o in plan.objects if o.name == "arenac-loadgen"]
+    assert plan.values["harness"]["loadgen"] == {"enabled": False}
+    assert has_loadgen_switch(CHART)
+    older = tmp_path / "chart"  # a bundle compiled before the switch: the runner cannot use it
+    shutil.copytree(CHART, older)
+    values = (older / "values.yaml").read_text()
+    (older / "values.yaml").write_text(re.sub(r"\n  loadgen:\n    enabled: true", "", values))
+    assert not has_loadgen_switch(older)
+    with pytest.raises(KubeError, match=r"the chart has no value harness\.loadgen\.enabled"):
+        runner_values(older, HARNESS, RunnerValues(loadgen=False))
 
 
 def test_only_values_the_chart_has_are_overridden(tmp_path) -> None:
