@@ -15,8 +15,11 @@ Contract:
   scored failure whose evidence the taxonomy could not read (a `taxonomy_problem`) is counted
   apart (`UNCLASSIFIED`), not as a failure without a class.
 - Timelines are read for at most `plot_limit` trials, chosen in this order: the trials that did
-  not pass (scored failures, failed, void, infra_error: what a reader looks into), then passes,
-  each group in (agent, task, variant, trial) order. Reading a ledger is most of a report's time;
+  not pass (scored failures, failed, void, infra_error: what a reader looks into), then passes;
+  within each group the agents take turns (every agent's first such trial, in agent order, then
+  every agent's second, ...), each agent's trials in (task, variant, trial) order, so that a
+  limit spreads over the agents rather than filling with one agent's (a no-op's 48 failures
+  would crowd out an oracle's one). Reading a ledger is most of a report's time;
   a trial not plotted says so in its note, naming the limit. A run directory is always plotted.
 - The statistics are `stats.summarize` over the trials (with their full fix), with pass@k and pass^k at k = the most
   trials of one agent on one variant when that is more than 1, and 2,000 bootstrap resamples, as
@@ -195,9 +198,22 @@ def _verdict_checks(verdict: Verdict) -> tuple[ReportCheck, ...]:
     return tuple(found)
 
 
+def _plot_order(trials: list[ReportTrial]) -> list[int]:
+    """Indices of `trials` (in report order) in the order they are plotted (the module's contract)."""
+    def passed(trial: ReportTrial) -> bool:
+        return trial.reward == 1 and trial.status == "scored"
+
+    turn: dict[tuple[str, bool], int] = Counter()
+    keys = []
+    for index, trial in enumerate(trials):
+        group = (trial.agent, passed(trial))
+        keys.append((passed(trial), turn[group], index))
+        turn[group] += 1
+    return [index for *_, index in sorted(keys)]
+
+
 def _with_timelines(directory: Path, trials: list[ReportTrial], limit: int) -> list[ReportTrial]:
-    order = sorted(range(len(trials)), key=lambda i: (trials[i].reward == 1 and trials[i].status == "scored", i))
-    chosen = set(order[:limit])
+    chosen = set(_plot_order(trials)[:limit])
     done = []
     for index, trial in enumerate(trials):
         if index not in chosen:

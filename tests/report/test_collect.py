@@ -38,6 +38,22 @@ def test_a_campaign_gives_every_trial_sorted_with_its_checks(campaign):
         assert all(c.window for c in trial.checks)  # read from verdict.json: with their windows
 
 
+def test_a_plot_limit_spreads_over_the_agents(campaign):
+    """The noop's four trials that did not pass come first in report order; with room for two plots,
+    the oracle's one failure is plotted beside the noop's first rather than crowded out."""
+    directory, _ = campaign
+    report = collect(directory, plot_limit=2)
+    plotted = [(t.agent, t.task, t.trial, t.status, t.reward) for t in report.trials if t.timeline is not None]
+    noop_failures = [(t.agent, t.task, t.trial) for t in report.trials
+                     if t.agent == "noop" and not (t.status == "scored" and t.reward == 1)]
+    assert len(noop_failures) == 4
+    assert [p[:3] for p in plotted if p[0] == "noop"] == noop_failures[:1]
+    assert [p for p in plotted if p[0] == "oracle"] == [("oracle", "disk", 2, "scored", 0)]
+    # the passes come only after every agent's failures: with room for six, the sixth is the oracle's first pass
+    six = [(t.agent, t.status, t.reward) for t in collect(directory, plot_limit=6).trials if t.timeline is not None]
+    assert sorted(six).count(("oracle", "scored", 1)) == 1 and len(six) == 6
+
+
 def test_the_figures_are_the_statistics_of_the_rows(campaign):
     directory, rows = campaign
     report = collect(directory)
