@@ -44,7 +44,20 @@ def test_the_rbac_objects_take_the_installs_namespace_and_the_bundle_is_untouche
     assert objects[2]["subjects"] == [{"kind": "ServiceAccount", "name": "arenac-agent", "namespace": APP}]
     assert objects[1]["rules"] == yaml.safe_load((RBAC / "role.yaml").read_text())["rules"]
     assert {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in RBAC.glob("*.yaml")} == before
-    assert all(b"namespace: arenac\n" in document for document in _documents())
+    assert not any(b"namespace" in document for document in _documents())  # the compiler leaves it to the install
+
+
+def test_an_older_bundles_objects_in_arenac_move_to_the_installs_namespace() -> None:
+    older = []  # as the compiler wrote them before rbac/ left the namespace to the install
+    for document in _documents():
+        obj = yaml.safe_load(document)
+        obj["metadata"]["namespace"] = "arenac"
+        for subject in obj.get("subjects") or []:
+            subject["namespace"] = "arenac"
+        older.append(yaml.safe_dump(obj).encode())
+    objects = rbac_objects(older, APP)
+    assert {o["metadata"]["namespace"] for o in objects} == {APP}
+    assert objects[2]["subjects"] == [{"kind": "ServiceAccount", "name": "arenac-agent", "namespace": APP}]
 
 
 @pytest.mark.parametrize(("extra", "says"), [
