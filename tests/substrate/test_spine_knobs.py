@@ -246,9 +246,11 @@ def test_maintenance_window_gives_periodic_send_stalls(make_stack) -> None:
     period, offset, duration = 3.0, 1.0, 1.0
     in_window = [(t, s) for t, s in probes if offset - 0.05 <= t % period <= offset + duration + 0.05]
     outside = [s for t, s in probes if (t, s) not in in_window]
-    slow = [(t, s) for t, s in probes if s > 0.1]
+    # a stall is a send held behind a batch's locks: up to a slice (1 s), the whole window here;
+    # half a slice tells it from the machine's own hiccups (seen in CI: 189 ms outside a window)
+    slow = [(t, s) for t, s in probes if s > 0.5]
     assert len({int(t // period) for t, _ in slow}) >= 2, "expected stalls in at least two windows"
-    assert sum(1 for t, s in slow if (t, s) in in_window) >= 0.8 * len(slow)
+    assert sum(1 for t, s in slow if (t, s) in in_window) >= 0.8 * len(slow), (slow, probes)
     assert sorted(outside)[int(len(outside) * 0.9)] < 0.1
     windows = spine.admin("maintenance", "/admin/windows").body["windows"]
     # windows start on the schedule; the job may wake a few ms late on a loaded machine
