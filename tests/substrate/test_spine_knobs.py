@@ -11,6 +11,7 @@ import asyncio
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 
 import asyncpg
 import pytest
@@ -103,9 +104,15 @@ def test_release_150_ignores_sequencer_mode(healthy: Spine) -> None:
     assert healthy.admin("message", "/admin/config").body["release"] == "1.4.2"
 
 
+def fastest(request: Callable[[], Reply], tries: int = 3) -> float:
+    """The fastest of a few requests: what one costs without the machine's own hiccups (a single
+    send of 189 ms was seen in CI), which a hold of 300 ms on every request still exceeds."""
+    return min(request().seconds for _ in range(tries))
+
+
 def test_strict_read_event_adds_the_hold_then_timeouts(healthy: Spine) -> None:
     token = healthy.login()
-    assert healthy.read("general", 30, token).seconds < 0.15
+    assert fastest(lambda: healthy.read("general", 30, token)) < 0.15
     healthy.admin("channel", "/admin/config", {"READ_CONSISTENCY_HOLD_MS": "300"})
     healthy.admin("channel", "/admin/event", {"name": "read_consistency_strict", "on": True})
     try:
@@ -119,25 +126,25 @@ def test_strict_read_event_adds_the_hold_then_timeouts(healthy: Spine) -> None:
     finally:
         healthy.admin("channel", "/admin/reload", {})  # the config; the event outlives a reload
         healthy.admin("channel", "/admin/event", {"name": "read_consistency_strict", "on": False})
-    assert healthy.read("general", 30, token).seconds < 0.15
+    assert fastest(lambda: healthy.read("general", 30, token)) < 0.15
 
 
 def test_strict_read_event_holds_the_login_lookup_too(healthy: Spine) -> None:
     """auth's requests read the database (the login's user lookup): the event holds them as
     channel's reads, and only auth's logins (reads stay fast)."""
     login = lambda: http("POST", healthy.ep.gateway + "/api/login", {"user": "ada"})  # noqa: E731
-    assert login().seconds < 0.15
+    assert fastest(login) < 0.15
     healthy.admin("auth", "/admin/config", {"READ_CONSISTENCY_HOLD_MS": "300"})
     healthy.admin("auth", "/admin/event", {"name": "read_consistency_strict", "on": True})
     try:
         held = login()
         assert held.status == 200 and 0.3 <= held.seconds < 1.5
         token = held.body["token"]
-        assert healthy.read("general", 30, token).seconds < 0.15
+        assert fastest(lambda: healthy.read("general", 30, token)) < 0.15
     finally:
         healthy.admin("auth", "/admin/reload", {})  # the config; the event outlives a reload
         healthy.admin("auth", "/admin/event", {"name": "read_consistency_strict", "on": False})
-    assert login().seconds < 0.15
+    assert fastest(login) < 0.15
     assert healthy.admin("auth", "/admin/event").body == {"events": {"read_consistency_strict": False}}
 
 
