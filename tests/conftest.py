@@ -79,4 +79,3 @@ def _live_parts_need_the_marker(request, monkeypatch):
     # the runner's launcher holds its own reference (imported by name); the module's is patched too
     monkeypatch.setattr(worker, "run_in_worker", refuse)
     monkeypatch.setattr(launch, "run_in_worker", refuse)
-
