@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from arenac.cli.qualify_table import print_table, progress_line
+from arenac.cli.qualify_table import failing_check_lines, print_table, progress_line
 from arenac.runner.launch import Launcher, RunRefused, check_agent, check_strategies, prepare, run_one, warn_capacity
 from arenac.runner.options import EpisodeOptions, EpisodeResult
 from arenac.runner.qualify import qualify
@@ -48,20 +48,9 @@ def run_command(bundle_dir: str, agent: str, time_scale: float, out: str | None,
     why = f" ({result.reason})" if result.reason and result.status != "scored" else ""
     print(f"{bundle.plan.variant}: {result.status}{why}, reward {result.reward} (outcome {result.outcome}, "
           f"safe repair {result.safe_repair}), {result.wall_s:.1f} s -> {run_dir}")
-    for line in _failing(run_dir):
+    for line in failing_check_lines(run_dir):
         print(line)
     return run_exit_code(result)
-
-
-def _failing(run_dir: Path) -> list[str]:
-    """The failing checks of the run's verdict, as `arenac grade` prints them; none when it has none."""
-    from arenac.model.verdict import Verdict
-    from arenac.verify.verdict import failing_lines
-
-    try:
-        return failing_lines(Verdict.model_validate_json((run_dir / "verdict.json").read_text(encoding="utf-8")))
-    except (OSError, ValueError):  # no verdict (an unscored run says why on its result line)
-        return []
 
 
 def qualify_command(bundle_dirs: list[str], k: int, time_scale: float, out: str, jobs: int, isolation,

@@ -1,10 +1,12 @@
-"""What `arenac qualify` prints: a line per finished episode, then the qualification table, a line
-per control run not scored with its reason (and, when void, what to move), per strategy met for
-want of a door, per overloaded attempt run again, and the totals (from the `QualificationReport`,
-arenac/model/report.py)."""
+"""What `arenac qualify` prints: a line per finished episode (under one not as required and scored,
+its failing checks in the spec's units, so a healthy or oracle run that failed says why), then the
+qualification table, a line per control run not scored with its reason (and, when void, what to
+move), per strategy met for want of a door, per overloaded attempt run again, and the totals (from
+the `QualificationReport`, arenac/model/report.py)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -20,6 +22,20 @@ def progress_line(run) -> None:
     took = f"reused ({run.result.wall_s:.1f} s when it ran)" if run.reused else f"{run.result.wall_s:.1f} s"
     print(f"  {mark} {run.bundle.plan.variant} {run.control}#{run.index + 1}: {run.result.status}, "
           f"reward {run.result.reward}, {took}", flush=True)
+    if not run.satisfied and run.result.status == "scored":
+        for line in failing_check_lines(run.result.out):
+            print(f"    {line}", flush=True)
+
+
+def failing_check_lines(run_dir: Path) -> list[str]:
+    """The failing checks of a run's verdict, as `arenac grade` prints them; none when it has none."""
+    from arenac.model.verdict import Verdict
+    from arenac.verify.verdict import failing_lines
+
+    try:
+        return failing_lines(Verdict.model_validate_json((run_dir / "verdict.json").read_text(encoding="utf-8")))
+    except (OSError, ValueError):  # no verdict (an unscored run says why on its result line)
+        return []
 
 
 def print_table(report: QualificationReport) -> None:

@@ -6,7 +6,10 @@ Contract:
   [a, b] (snapshots are taken at window ends: soak_end at the soak's end).
 - error_rate = errors / count; pNN = the percentile of the merged HDR histograms, in
   seconds (p999 is the 99.9th; histograms that do not hold exactly `count` latencies are
-  a broken ledger, EvidenceError); backlog(q) = the last sample in the window;
+  a broken ledger, EvidenceError); `over(metric, window, bound_s, strict)` counts the window's
+  requests over a bound (at or over it when `strict`), by the same histogram's highest equivalent
+  values, so a percentile at most the bound leaves at most the requests ranked above it over it
+  (the count an upper latency gate is judged by: arenac/verify/quantile.py); backlog(q) = the last sample in the window;
   runs(job) = the runs the job completed between the last sample before the window (else its
   first sample in it) and its last sample in it, a count that restarted with its service (a drop)
   adding its new value; the runs that failed and started in the window are named in its note;
@@ -120,6 +123,16 @@ class Measurer:
                                 f"{histogram.get_total_count()} latencies, the counts {count} requests")
         value_us = histogram.get_value_at_percentile(PERCENTILES[metric.name])
         return Measured(value_us / 1e6, f"over {count} requests{scope}")
+
+    def over(self, metric: Metric, window: Window, bound_s: float, strict: bool = False) -> tuple[int, int]:
+        """(requests over `bound_s`, requests) of the metric's route and phase in the window; at or
+        over it when `strict` (the bound of a `<` gate)."""
+        seconds = self._seconds(metric, window)
+        histogram = self._histogram(metric, window, seconds)
+        bound_us = bound_s * 1e6
+        over = sum(item.count_at_value_iterated_to for item in histogram.get_recorded_iterator()
+                   if item.value_iterated_to > bound_us or (strict and item.value_iterated_to >= bound_us))
+        return over, histogram.get_total_count()
 
     def _window_seconds(self, metric: Metric, window: Window) -> float:
         if metric.phase is None:

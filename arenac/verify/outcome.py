@@ -8,6 +8,12 @@ Contract:
 - Arithmetic (`+ - *`) over undefined operands is undefined, and an undefined side fails
   the predicate. `==` and `!=` compare with a relative tolerance of 1e-9 so that float
   arithmetic (`1.2 * baseline.p99`) cannot decide a verdict.
+- An upper latency gate, a bare percentile of the window's own requests bounded from above
+  (`p99(send, phase: peak) <= 159ms`, or `<`), is judged by count: it fails only when more of the
+  window's requests lie over the bound than a true percentile at the bound gives at 95% confidence
+  (arenac/verify/quantile.py). Its percentile is still its observed value, and its detail says when
+  the count forgave one over the bound. Every other predicate (a percentile bounded from below, as a
+  fault's manifestation is; a sum of percentiles; a baseline figure) compares values.
 """
 
 from __future__ import annotations
@@ -17,7 +23,8 @@ import math
 from arenac.core.units import Dimension, format_seconds
 from arenac.model.gates import BinOp, Const, Expr, Metric, Predicate
 from arenac.model.verdict import Check, Window
-from arenac.verify.metrics import Measured, Measurer, metric_text
+from arenac.verify.metrics import PERCENTILES, Measured, Measurer, metric_text
+from arenac.verify.quantile import CONFIDENCE, allowed_over
 from arenac.verify.spelled import dimension_of, spelled
 
 
@@ -83,8 +90,34 @@ def evaluate_predicate(predicate: Predicate, measurer: Measurer, base: Window) -
             dimension = dimension_of(predicate.right)
         verdict = (f"{spelled(left, dimension)} {predicate.op} {spelled(right, dimension)} "
                    f"{'holds' if passed else 'does not hold'}")
+        if _upper_latency_gate(predicate):
+            passed, verdict = _by_count(predicate, measurer, window, passed, verdict, right)
     return Check(kind="predicate", text=predicate.text, passed=passed, observed=left, threshold=right,
                  window=window, detail=f"{verdict}; {notes}" if notes else verdict, terms=evaluation.terms)
+
+
+def _upper_latency_gate(predicate: Predicate) -> bool:
+    left = predicate.left
+    return (predicate.op in ("<=", "<") and isinstance(left, Metric) and not left.baseline
+            and left.name in PERCENTILES)
+
+
+def _by_count(predicate: Predicate, measurer: Measurer, window: Window, passed: bool, verdict: str,
+              bound_s: float) -> tuple[bool, str]:
+    """An upper latency gate's result and verdict judged by the requests over its bound."""
+    if passed:  # by value, so by count too (quantile.py): the count is not worth a line
+        return True, verdict
+    metric = predicate.left
+    assert isinstance(metric, Metric)
+    over, count = measurer.over(metric, window, bound_s, strict=predicate.op == "<")
+    over_share = 1.0 - PERCENTILES[metric.name] / 100.0
+    allowed = allowed_over(count, over_share)
+    bound = spelled(bound_s, Dimension.duration)
+    counted = (f"{over} of {count} requests {'at or ' if predicate.op == '<' else ''}over {bound}, "
+               f"where a {metric.name} of {bound} gives at most {allowed} in {CONFIDENCE:.0%} of windows of {count}")
+    if over <= allowed:
+        return True, f"{verdict} by value, but holds by count: {counted}"
+    return False, f"{verdict}: {counted}"
 
 
 def evaluate_predicates(predicates: tuple[Predicate, ...], measurer: Measurer, base: Window) -> tuple[Check, ...]:

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from arenac.cli import episodes
+from arenac.cli import episodes, qualify_table
 from arenac.model.verdict import Check, Gate, Verdict
 from arenac.runner.options import EpisodeResult
 from arenac.verify.verdict import scored
@@ -58,3 +58,26 @@ def test_a_pass_exits_0_and_lists_nothing(monkeypatch, tmp_path, capsys):
 def test_a_void_run_without_a_verdict_exits_4(monkeypatch, tmp_path, capsys):
     assert _run(monkeypatch, tmp_path, None, "void", 0) == 4
     assert capsys.readouterr().out.startswith("t-1234abcd: void")
+
+
+def _control_run(tmp_path, control: str, verdict: Verdict, satisfied: bool):
+    run_dir = tmp_path / control
+    run_dir.mkdir()
+    (run_dir / "verdict.json").write_text(verdict.model_dump_json())
+    result = EpisodeResult(run_dir, "scored", verdict.reward, verdict.outcome, verdict.safe_repair, 38.0)
+    return SimpleNamespace(bundle=SimpleNamespace(plan=SimpleNamespace(variant="t-1234abcd")), control=control,
+                           index=0, result=result, reused=False, satisfied=satisfied)
+
+
+def test_qualify_lists_the_failing_checks_under_a_control_run_not_as_required(tmp_path, capsys):
+    failed = scored("t", "t-1234abcd", None, Gate(passed=False, checks=(FAILING, PASSING)),
+                    Gate(passed=True, checks=()))
+    qualify_table.progress_line(_control_run(tmp_path, "healthy", failed, satisfied=False))
+    assert capsys.readouterr().out.splitlines() == [
+        "  BAD t-1234abcd healthy#1: scored, reward 0, 38.0 s", f"      FAIL  {FAILING.text}: {FAILING.detail}"]
+
+
+def test_qualify_lists_nothing_under_a_control_run_as_required(tmp_path, capsys):
+    failed = scored("t", "t-1234abcd", None, Gate(passed=False, checks=(FAILING,)), Gate(passed=True, checks=()))
+    qualify_table.progress_line(_control_run(tmp_path, "noop", failed, satisfied=True))
+    assert capsys.readouterr().out.splitlines() == ["  ok  t-1234abcd noop#1: scored, reward 0, 38.0 s"]

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from arenac.verify.outcome import compare
-from verify.recorded import SOAK, RecordedRun, binop, const, metric, pred
+from arenac.verify.quantile import allowed_over
+from verify.recorded import RATES, SOAK, RecordedRun, binop, const, metric, pred
 
 
 @pytest.fixture
@@ -135,6 +136,59 @@ def test_percentile_filters_by_phase(run):
     run.traffic("send", 200, 230, latency_ms=800.0)  # a slow peak
     check = one(run, slow)
     assert not check.passed and check.observed == pytest.approx(0.8, rel=2e-3)
+
+
+SEND_P99_UNDER_10MS = pred("p99(send) <= 10ms", metric("p99", "send"), "<=", const(0.01, "duration"))
+
+
+def slow_sends(run: RecordedRun, how_many: int, slow_ms: float = 200.0, fast_ms: float = 4.0) -> int:
+    """One slow send in each of the soak's first `how_many` seconds, the others fast; the soak's send count."""
+    start, end = int(SOAK[0]), int(SOAK[1])
+    for t in range(start, start + how_many):
+        per_second = RATES["send"][run.phase_at(t)]
+        run.traffic("send", t, t + 1, latency_ms=[slow_ms] + [fast_ms] * (per_second - 1))
+    return sum(len(r) for (t, route), r in run.requests.items() if route == "send" and start <= t < end)
+
+
+def test_a_percentile_a_few_requests_over_its_bound_holds_by_count(run):
+    sends = slow_sends(run, 0)
+    allowed = allowed_over(sends, 0.01)
+    assert allowed > sends - int(0.99 * sends + 0.5)  # room between the two rules
+    slow_sends(run, allowed)
+    check = one(run, SEND_P99_UNDER_10MS)
+    assert check.observed == pytest.approx(0.2, rel=2e-3)  # the percentile itself is over the bound
+    assert check.passed
+    assert check.detail.startswith("200.1 ms <= 10 ms does not hold by value, but holds by count: "
+                                   f"{allowed} of {sends} requests over 10 ms, where a p99 of 10 ms gives at most "
+                                   f"{allowed} in 95% of windows of {sends}")
+
+
+def test_a_percentile_more_requests_over_its_bound_than_chance_allows_fails(run):
+    sends = slow_sends(run, 0)
+    allowed = allowed_over(sends, 0.01)
+    slow_sends(run, allowed + 1)
+    check = one(run, SEND_P99_UNDER_10MS)
+    assert not check.passed
+    assert f": {allowed + 1} of {sends} requests over 10 ms" in check.detail
+
+
+def test_a_strict_bound_counts_the_requests_at_it(run):
+    # 1 ms and 2 ms are exact in the histogram (3 significant digits), so a bound can equal a latency
+    run.traffic("send", *SOAK, latency_ms=1.0)
+    sends = slow_sends(run, 0)
+    slow_sends(run, allowed_over(sends, 0.01) + 1, slow_ms=2.0, fast_ms=1.0)
+    under_2ms = pred("p99(send) < 2ms", metric("p99", "send"), "<", const(0.002, "duration"))
+    at_most_2ms = pred("p99(send) <= 2ms", metric("p99", "send"), "<=", const(0.002, "duration"))
+    strict, loose = only(run, under_2ms, at_most_2ms)
+    assert not strict.passed and "requests at or over 2 ms" in strict.detail
+    assert loose.passed and "by count" not in loose.detail
+
+
+def test_a_percentile_bounded_from_below_compares_values(run):
+    # a fault's manifestation (`p99 > X`) must show in the percentile itself, not by count
+    slow_sends(run, 1)
+    check = one(run, pred("p99(send) > 100ms", metric("p99", "send"), ">", const(0.1, "duration")))
+    assert not check.passed and "by count" not in check.detail
 
 
 # ---- baseline references and arithmetic -----------------------------------------------------
