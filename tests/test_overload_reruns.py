@@ -22,13 +22,15 @@ from helpers.overload import (  # noqa: F401
 """
 
 TESTS = '''
-import json
 import os
 from pathlib import Path
 
 import pytest
 
-OVERLOADED = {"status": "infra_error", "reason": "harness overloaded: load generator p99 start lag 131 ms > 50 ms"}
+from arenac.verify.verdict import unscored
+
+OVERLOADED = unscored(None, None, "infra_error",
+                      "harness overloaded: load generator p99 start lag 131 ms > 50 ms").model_dump_json()
 
 
 def attempt(name):
@@ -40,13 +42,13 @@ def attempt(name):
 
 @pytest.mark.live
 def test_overloaded_twice_then_passes():
-    assert attempt("overloaded_twice") >= 3, json.dumps(OVERLOADED)
+    assert attempt("overloaded_twice") >= 3, OVERLOADED
 
 
 @pytest.mark.live
 def test_always_overloaded():
     attempt("always_overloaded")
-    raise AssertionError(json.dumps(OVERLOADED))
+    raise AssertionError(OVERLOADED)
 
 
 @pytest.mark.live
@@ -59,7 +61,7 @@ def test_fails_for_another_reason():
 def test_an_overloaded_verdict_left_by_the_attempt(tmp_path):
     count = attempt("verdict_left")
     (tmp_path / "run").mkdir()
-    (tmp_path / "run" / "verdict.json").write_text(json.dumps(OVERLOADED))
+    (tmp_path / "run" / "verdict.json").write_text(OVERLOADED)
     assert count >= 2  # a plain message: the verdict on disk says why
 
 
@@ -67,13 +69,13 @@ def test_an_overloaded_verdict_left_by_the_attempt(tmp_path):
 def test_a_verdict_set_aside_by_a_retry_is_not_the_result(tmp_path):
     attempt("set_aside")
     (tmp_path / "run.overloaded-1").mkdir()
-    (tmp_path / "run.overloaded-1" / "verdict.json").write_text(json.dumps(OVERLOADED))
+    (tmp_path / "run.overloaded-1" / "verdict.json").write_text(OVERLOADED)
     assert False
 
 
 def test_not_live():
     attempt("not_live")
-    raise AssertionError(json.dumps(OVERLOADED))
+    raise AssertionError(OVERLOADED)
 '''
 
 

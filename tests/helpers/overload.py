@@ -22,7 +22,6 @@ Contract (a pytest plugin: tests/conftest.py imports its hooks and fixture by na
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Generator
@@ -30,6 +29,7 @@ from pathlib import Path
 
 import pytest
 
+from arenac.model.verdict import Verdict
 from arenac.runner.headroom import OVERLOADED_PREFIX
 
 RERUNS = 2
@@ -80,11 +80,10 @@ def _overloaded_verdict_since(started: float) -> bool:
             try:
                 if verdict.stat().st_mtime < started:
                     continue
-                recorded = json.loads(verdict.read_text())
-            except (OSError, ValueError):
+                recorded = Verdict.model_validate_json(verdict.read_text(encoding="utf-8"))
+            except (OSError, ValueError):  # half-written, or not a verdict: not an overload's
                 continue
-            if (isinstance(recorded, dict) and recorded.get("status") == "infra_error"
-                    and str(recorded.get("reason", "")).startswith(OVERLOADED_PREFIX)):
+            if recorded.status == "infra_error" and (recorded.reason or "").startswith(OVERLOADED_PREFIX):
                 return True
     return False
 
