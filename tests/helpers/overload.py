@@ -1,5 +1,5 @@
-"""Live tests that failed because the machine starved an episode's harness run again, as qualify runs
-such an episode again (arenac/runner/retry.py).
+"""Live tests that failed because the machine starved an episode run again, as qualify runs such an
+episode again (arenac/runner/retry.py).
 
 An infra_error `harness overloaded: ...` measured the machine, not the code under test: on a busy
 two-core CI machine it happens now and then even to an episode alone, and the episodes of a test
@@ -15,6 +15,12 @@ Contract (a pytest plugin: tests/conftest.py imports its hooks and fixture by na
   printed in an assertion's message does), or when an episode of this attempt left a verdict
   `infra_error` `harness overloaded: ...` under the session's temporary directory (a verdict moved
   aside by a retry, `*.overloaded-N/`, is not that attempt's result and does not count).
+- The failure is the machine's too when an episode of this attempt left a scored verdict that
+  failed on upper latency gates alone (`pNN(...) <= L`, `<`): every failing check without failing
+  sub-checks is one. A stall of a few hundred milliseconds that the harness's own clocks did not
+  see (so not an overload) holds a handful of a short window's sends over such a bound, now and
+  then, on a busy two-core machine (seen: 4 of 76 after a restart, at 362 ms against 159 ms, on
+  an otherwise passing oracle). A latency regression fails every attempt, so it still fails.
 - A failed live test's report gets a section "the machine at the failure" (`machine_now()`): the
   load average and the processes busiest over a short sample, to tell whether the machine, or
   something left running, starved it.
@@ -23,13 +29,14 @@ Contract (a pytest plugin: tests/conftest.py imports its hooks and fixture by na
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Generator
 from pathlib import Path
 
 import pytest
 
-from arenac.model.verdict import Verdict
+from arenac.model.verdict import Check, Verdict
 from arenac.runner.headroom import OVERLOADED_PREFIX
 
 RERUNS = 2
@@ -67,25 +74,49 @@ def _mark_reruns(item: pytest.Item) -> None:
             return False
         if OVERLOADED_PREFIX in str(error):
             return True
-        return _overloaded_verdict_since(item.stash.get(_STARTED, time.time()))
+        return any(_overloaded(v) or _failed_on_latency_alone(v)
+                   for v in _verdicts_since(item.stash.get(_STARTED, time.time())))
 
     item.add_marker(pytest.mark.flaky(reruns=RERUNS, condition=overloaded))
 
 
-def _overloaded_verdict_since(started: float) -> bool:
+def _verdicts_since(started: float) -> Generator[Verdict, None, None]:
+    """The verdicts the episodes of an attempt that began at `started` left under the session's
+    temporary directory (not those a retry set aside)."""
     for root in _basetemp:
-        for verdict in root.rglob("verdict.json"):
-            if ".overloaded-" in verdict.parent.name:
+        for path in root.rglob("verdict.json"):
+            if ".overloaded-" in path.parent.name:
                 continue
             try:
-                if verdict.stat().st_mtime < started:
+                if path.stat().st_mtime < started:
                     continue
-                recorded = Verdict.model_validate_json(verdict.read_text(encoding="utf-8"))
-            except (OSError, ValueError):  # half-written, or not a verdict: not an overload's
+                yield Verdict.model_validate_json(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):  # half-written, or not a verdict: no episode's result
                 continue
-            if recorded.status == "infra_error" and (recorded.reason or "").startswith(OVERLOADED_PREFIX):
-                return True
-    return False
+
+
+def _overloaded(verdict: Verdict) -> bool:
+    return verdict.status == "infra_error" and (verdict.reason or "").startswith(OVERLOADED_PREFIX)
+
+
+_UPPER_LATENCY_GATE = re.compile(r"^p(50|90|95|99|999)\([^)]*\) <=? ")
+
+
+def _failed_on_latency_alone(verdict: Verdict) -> bool:
+    if verdict.status != "scored" or verdict.gates is None:
+        return False
+    leaves = list(_failing_leaves((*verdict.gates.outcome.checks, *verdict.gates.safety.checks)))
+    return bool(leaves) and all(_UPPER_LATENCY_GATE.match(check.text) for check in leaves)
+
+
+def _failing_leaves(checks: tuple[Check, ...]) -> Generator[Check, None, None]:
+    for check in checks:
+        if check.passed:
+            continue
+        if any(not child.passed for child in check.checks):
+            yield from _failing_leaves(check.checks)
+        else:
+            yield check
 
 
 def machine_now(sample_s: float = 0.5, top: int = 8) -> str:
