@@ -9,7 +9,8 @@ Contract:
   a broken ledger, EvidenceError); `over(metric, window, bound_s, strict)` counts the window's
   requests over a bound (at or over it when `strict`), by the same histogram's highest equivalent
   values, so a percentile at most the bound leaves at most the requests ranked above it over it
-  (the count an upper latency gate is judged by: arenac/verify/quantile.py); backlog(q) = the last sample in the window;
+  (the count an upper latency gate is judged by: arenac/verify/quantile.py);
+  backlog(q) = the last sample in the window;
   runs(job) = the runs the job completed between the last sample before the window (else its
   first sample in it) and its last sample in it, a count that restarted with its service (a drop)
   adding its new value; the runs that failed and started in the window are named in its note;

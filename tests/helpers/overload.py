@@ -69,7 +69,7 @@ def pytest_runtest_makereport(item: pytest.Item,
 
 
 def _mark_reruns(item: pytest.Item) -> None:
-    def overloaded(error: BaseException | None) -> bool:
+    def the_machines(error: BaseException | None) -> bool:
         if error is None:  # the attempt passed (the plugin asks then too): nothing to look for
             return False
         if OVERLOADED_PREFIX in str(error):
@@ -77,7 +77,7 @@ def _mark_reruns(item: pytest.Item) -> None:
         return any(_overloaded(v) or _failed_on_latency_alone(v)
                    for v in _verdicts_since(item.stash.get(_STARTED, time.time())))
 
-    item.add_marker(pytest.mark.flaky(reruns=RERUNS, condition=overloaded))
+    item.add_marker(pytest.mark.flaky(reruns=RERUNS, condition=the_machines))
 
 
 def _verdicts_since(started: float) -> Generator[Verdict, None, None]:
