@@ -15,10 +15,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from arenac.cli.qualify_table import failing_check_lines, print_table, progress_line
+from arenac.cli.qualify_table import print_table, progress_line
 from arenac.runner.launch import Launcher, RunRefused, check_agent, check_strategies, prepare, run_one, warn_capacity
 from arenac.runner.options import EpisodeOptions, EpisodeResult
 from arenac.runner.qualify import qualify
+from arenac.verify.verdict import recorded_failing_lines
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_REFUSED, EXIT_VOID, EXIT_INFRA_ERROR = 0, 1, 2, 3, 4, 5
 
@@ -48,7 +49,7 @@ def run_command(bundle_dir: str, agent: str, time_scale: float, out: str | None,
     why = f" ({result.reason})" if result.reason and result.status != "scored" else ""
     print(f"{bundle.plan.variant}: {result.status}{why}, reward {result.reward} (outcome {result.outcome}, "
           f"safe repair {result.safe_repair}), {result.wall_s:.1f} s -> {run_dir}")
-    for line in failing_check_lines(run_dir):
+    for line in recorded_failing_lines(run_dir):
         print(line)
     return run_exit_code(result)
 

@@ -6,7 +6,6 @@ the `QualificationReport`, arenac/model/report.py)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -23,19 +22,10 @@ def progress_line(run) -> None:
     print(f"  {mark} {run.bundle.plan.variant} {run.control}#{run.index + 1}: {run.result.status}, "
           f"reward {run.result.reward}, {took}", flush=True)
     if not run.satisfied and run.result.status == "scored":
-        for line in failing_check_lines(run.result.out):
+        from arenac.verify.verdict import recorded_failing_lines
+
+        for line in recorded_failing_lines(run.result.out):
             print(f"    {line}", flush=True)
-
-
-def failing_check_lines(run_dir: Path) -> list[str]:
-    """The failing checks of a run's verdict, as `arenac grade` prints them; none when it has none."""
-    from arenac.model.verdict import Verdict
-    from arenac.verify.verdict import failing_lines
-
-    try:
-        return failing_lines(Verdict.model_validate_json((run_dir / "verdict.json").read_text(encoding="utf-8")))
-    except (OSError, ValueError):  # no verdict (an unscored run says why on its result line)
-        return []
 
 
 def print_table(report: QualificationReport) -> None:

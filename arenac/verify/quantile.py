@@ -13,8 +13,9 @@ Contract:
   plausible: the `confidence` quantile of Binomial(n, over_share), the least a with
   P(X <= a) >= confidence. A window holding more has shown, at that confidence, that its
   percentile exceeds B. It is never less than the count that the window's own percentile would
-  allow (n - ceil((1 - over_share) * n) <= n * over_share <= the binomial's upper quantiles), so
-  judging by count only ever forgives a percentile over the bound, never fails one under it.
+  allow (the requests hdrh ranks above it, n - int((1 - over_share) * n + 0.5); checked for n up to
+  5,000 in tests/verify/test_quantile.py), so judging by count only ever forgives a percentile
+  over the bound, never fails one under it.
 - Exact: the binomial's probabilities are summed in log space (`math.lgamma`), from 0 up; the
   loop ends by the quantile, a few standard deviations over n * over_share.
 - `CONFIDENCE` is the one level the verifier uses (docs/evidence.md, "Metric semantics").

@@ -4,11 +4,14 @@ The verdict's shape (verdict.json, reward.json) is arenac/model/verdict.py, shar
 runner; this module holds the verifier's side of it:
 - `scored(...)`: reward 1 only when both gates passed.
 - `unscored(...)`: a failed, void or infra_error trial, reward 0, `reason` saying why.
-- `summary(verdict)`: a few lines for a terminal.
+- `summary(verdict)`: a few lines for a terminal; `failing_lines(verdict)` its failing checks, and
+  `recorded_failing_lines(run_dir)` those of the verdict.json a run directory holds (none when it
+  holds none, or not a verdict: an unscored run says why elsewhere).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
 from arenac.model.verdict import Check, Gate, GateResults, Verdict, Window
@@ -51,6 +54,14 @@ def failing_lines(verdict: Verdict) -> list[str]:
         return []
     return _check_lines(tuple(c for c in (*verdict.gates.outcome.checks, *verdict.gates.safety.checks)
                               if not c.passed), "  ", failing_only=True)
+
+
+def recorded_failing_lines(run_dir: Path) -> list[str]:
+    """`failing_lines` of RUN_DIR/verdict.json; none when there is no verdict to read."""
+    try:
+        return failing_lines(Verdict.model_validate_json((run_dir / "verdict.json").read_text(encoding="utf-8")))
+    except (OSError, ValueError):  # no verdict (an unscored run says why on its result line)
+        return []
 
 
 def _check_lines(checks: tuple[Check, ...], indent: str, failing_only: bool = False) -> list[str]:
